@@ -1,0 +1,120 @@
+// Environment -> validated, frozen Config. Read once at start; a bad value stops the start with a
+// message naming every bad variable. No other module reads process.env.
+import { resolve } from 'node:path';
+
+export type Role = 'api' | 'worker' | 'all';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly databaseUrl: string | null;
+  readonly publicUrl: string;
+  readonly role: Role;
+  readonly redisUrl: string | null;
+  readonly logLevel: string;
+  /** HMAC key for signed file URLs; null means "generate and keep one in the data folder". */
+  readonly signingSecret: string | null;
+  readonly allowPrivateUrls: boolean;
+  /** Requests per minute per identity for endpoints without a tabled limit. */
+  readonly rateLimitDefaultPerMinute: number;
+  readonly rateLimitEnabled: boolean;
+  readonly workerConcurrency: number;
+  readonly bodyLimitBytes: number;
+  readonly maxUploadBytes: number;
+  readonly fixturesDir: string | null;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const problems: string[] = [];
+
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return def;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name}=${JSON.stringify(raw)} must be an integer from ${min} to ${max}`);
+      return def;
+    }
+    return n;
+  };
+  const bool = (name: string, def: boolean): boolean => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return def;
+    if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+    if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+    problems.push(`${name}=${JSON.stringify(raw)} must be a boolean (1/0, true/false)`);
+    return def;
+  };
+  const url = (name: string, protocols: string[]): string | null => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return null;
+    try {
+      const u = new URL(raw);
+      if (!protocols.includes(u.protocol)) throw new Error('protocol');
+      return raw;
+    } catch {
+      problems.push(`${name}=${JSON.stringify(raw)} must be a URL with protocol ${protocols.join(' or ')}`);
+      return null;
+    }
+  };
+
+  const port = int('PORT', 8080, 0, 65535);
+  const host = env.HOST && env.HOST !== '' ? env.HOST : '0.0.0.0';
+  const dataDir = resolve(
+    env.LIPSYNC_DATA_DIR && env.LIPSYNC_DATA_DIR !== '' ? env.LIPSYNC_DATA_DIR : './data',
+  );
+  const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
+  const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
+  const publicUrlRaw = url('LIPSYNC_PUBLIC_URL', ['http:', 'https:']);
+
+  const roleRaw = env.LIPSYNC_ROLE ?? 'all';
+  let role: Role = 'all';
+  if (roleRaw === 'api' || roleRaw === 'worker' || roleRaw === 'all') role = roleRaw;
+  else problems.push(`LIPSYNC_ROLE=${JSON.stringify(roleRaw)} must be api, worker or all`);
+
+  const logLevel = env.LOG_LEVEL ?? 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    problems.push(
+      `LOG_LEVEL=${JSON.stringify(logLevel)} must be fatal, error, warn, info, debug, trace or silent`,
+    );
+  }
+
+  const signingSecret =
+    env.LIPSYNC_SIGNING_SECRET && env.LIPSYNC_SIGNING_SECRET !== '' ? env.LIPSYNC_SIGNING_SECRET : null;
+  if (signingSecret !== null && signingSecret.length < 32) {
+    problems.push('LIPSYNC_SIGNING_SECRET must be at least 32 characters');
+  }
+
+  const config: Config = {
+    port,
+    host,
+    dataDir,
+    databaseUrl,
+    publicUrl: (publicUrlRaw ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    role,
+    redisUrl,
+    logLevel,
+    signingSecret,
+    allowPrivateUrls: bool('LIPSYNC_ALLOW_PRIVATE_URLS', false),
+    rateLimitDefaultPerMinute: int('LIPSYNC_RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+    rateLimitEnabled: bool('LIPSYNC_RATE_LIMIT_ENABLED', true),
+    workerConcurrency: int('LIPSYNC_WORKER_CONCURRENCY', 1, 1, 64),
+    bodyLimitBytes: int('LIPSYNC_JSON_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxUploadBytes: int('LIPSYNC_MAX_UPLOAD_BYTES', 5 * 1024 ** 3, 1, 5 * 1024 ** 3),
+    fixturesDir: env.LIPSYNC_FIXTURES_DIR ?? null,
+    ...overrides,
+  };
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}

@@ -1,0 +1,366 @@
+// The one error catalogue: every error a client can see is defined here (code, status, message,
+// suggestion) and leaves through the HTTP error handler in the spec's error body.
+
+export interface CatalogEntry {
+  readonly code: string;
+  readonly status: number;
+  readonly message: string;
+  readonly suggestion: string;
+}
+
+function entry(code: string, status: number, message: string, suggestion: string): CatalogEntry {
+  return { code, status, message, suggestion };
+}
+
+export const ERRORS = {
+  // From the spec.
+  provider_quota_exceeded: entry(
+    'provider_quota_exceeded',
+    402,
+    'The quota of your own voice-provider account is exhausted.',
+    'Top up or upgrade the voice-provider account connected to this organization, then retry.',
+  ),
+  generation_not_found: entry(
+    'generation_not_found',
+    404,
+    'Generation not found.',
+    'Check the generation id; deleted generations and generations of other organizations are not visible.',
+  ),
+  generation_output_unavailable: entry(
+    'generation_output_unavailable',
+    404,
+    'The generation has no eligible output file.',
+    'The output may have been removed; create a new generation.',
+  ),
+  generation_not_ready: entry(
+    'generation_not_ready',
+    409,
+    'The generation is still pending or processing.',
+    'Wait until the generation is COMPLETED (poll or long-poll Get Generation), then request the download again.',
+  ),
+  generation_not_deletable_while_processing: entry(
+    'generation_not_deletable_while_processing',
+    409,
+    'Only generations in a terminal state can be deleted.',
+    'Wait until the generation is COMPLETED, FAILED or REJECTED, or cancel it first.',
+  ),
+  generation_conflict: entry(
+    'generation_conflict',
+    409,
+    'A duplicate submission of this generation was detected.',
+    'Poll the existing generation instead of submitting it again.',
+  ),
+  IDEMPOTENCY_KEY_CONFLICT: entry(
+    'IDEMPOTENCY_KEY_CONFLICT',
+    409,
+    'This Idempotency-Key was already used with a different request payload.',
+    'Use a new Idempotency-Key for a different request, or resend the original payload.',
+  ),
+  IDEMPOTENCY_IN_PROGRESS: entry(
+    'IDEMPOTENCY_IN_PROGRESS',
+    409,
+    'The original request with this Idempotency-Key is still being processed.',
+    'Retry with the same key and payload after the Retry-After interval.',
+  ),
+  IDEMPOTENCY_ORIGINAL_DELETED: entry(
+    'IDEMPOTENCY_ORIGINAL_DELETED',
+    410,
+    'The generation created with this Idempotency-Key was deleted.',
+    'The key stays bound until it expires; use a new key to create a new generation.',
+  ),
+  generation_input_validation_failed: entry(
+    'generation_input_validation_failed',
+    413,
+    'The multipart request exceeds a parser limit.',
+    'Files may be at most 5 GiB, with at most 3 files, 32 fields, 35 parts and 1 MiB per field. Upload large files via POST /v2/assets/upload first.',
+  ),
+  generation_not_downloadable: entry(
+    'generation_not_downloadable',
+    422,
+    'The generation failed or was rejected and has no output to download.',
+    'Check the generation error and errorCode, fix the input and create a new generation.',
+  ),
+  file_size_exceeds_plan_limit: entry(
+    'file_size_exceeds_plan_limit',
+    422,
+    'The file is larger than your plan allows.',
+    'Use a smaller file or upgrade the plan.',
+  ),
+  cost_estimate_unavailable: entry(
+    'cost_estimate_unavailable',
+    422,
+    'No cost estimate is available for this duration or frame rate.',
+    'Send a positive duration and frame rate within the plan limits.',
+  ),
+  voice_not_found: entry(
+    'voice_not_found',
+    422,
+    'The voiceId does not resolve to a voice.',
+    'List voices with GET /v2/voices and use one of their ids.',
+  ),
+  voice_verification_required: entry(
+    'voice_verification_required',
+    422,
+    'The voice needs verification before it can be used.',
+    'Complete the voice verification, then retry.',
+  ),
+  voice_blocked: entry('voice_blocked', 422, 'The voice is blocked.', 'Choose another voice.'),
+  voice_access_denied: entry(
+    'voice_access_denied',
+    400,
+    'Access to this voice is denied.',
+    'Use a voice owned by or shared with your organization.',
+  ),
+  dialogue_edit_retime_required: entry(
+    'dialogue_edit_retime_required',
+    422,
+    'The organization is not enabled for segment lipsync and section expansion.',
+    'Ask the operator to enable both rollout flags for the organization.',
+  ),
+  dialogue_edit_unsupported: entry(
+    'dialogue_edit_unsupported',
+    422,
+    'Dialogue edits through the API work only on the whole video.',
+    'Leave startMs and endMs unset.',
+  ),
+  dialogue_edit_removal_too_large: entry(
+    'dialogue_edit_removal_too_large',
+    422,
+    'The edit removes more speech than the footage can absorb.',
+    'Create a new dialogue-edit preview that removes less speech; retrying the same preview fails again.',
+  ),
+  generation_input_video_inaccessible: entry(
+    'generation_input_video_inaccessible',
+    422,
+    'An input media file could not be fetched or read.',
+    'Make sure the URL is public and points at a readable video or audio file, or upload it as an asset.',
+  ),
+  generation_plan_duration_exceeded: entry(
+    'generation_plan_duration_exceeded',
+    422,
+    'The output duration exceeds what your plan allows.',
+    'Use shorter inputs or segments, or upgrade the plan.',
+  ),
+  concurrency_limit_reached: entry(
+    'concurrency_limit_reached',
+    429,
+    'The concurrency limit of your plan is reached.',
+    'Wait for a pending or processing generation to finish, then retry after retryAfter seconds.',
+  ),
+  rate_limit_exceeded: entry(
+    'rate_limit_exceeded',
+    429,
+    'Too many requests.',
+    'Honor retryAfter and resetTime; back off exponentially (1s, 2s, 4s, 8s, 16s).',
+  ),
+  internal_error: entry(
+    'internal_error',
+    500,
+    'An unexpected error occurred.',
+    'Retry later; if it persists, report the requestId to the operator.',
+  ),
+  provider_service_unavailable: entry(
+    'provider_service_unavailable',
+    503,
+    'The voice provider is unavailable.',
+    'Retry after the Retry-After interval.',
+  ),
+  provider_api_key_invalid: entry(
+    'provider_api_key_invalid',
+    422,
+    'The API key of your connected voice-provider account was rejected.',
+    'Reconnect the provider key in the organization settings.',
+  ),
+  IDEMPOTENCY_OUTCOME_UNKNOWN: entry(
+    'IDEMPOTENCY_OUTCOME_UNKNOWN',
+    503,
+    'The outcome of the original keyed request could not be confirmed.',
+    'Poll the generation named by generationId if present; do not create another one. Otherwise retry with the same key and payload.',
+  ),
+  IDEMPOTENCY_UNAVAILABLE: entry(
+    'IDEMPOTENCY_UNAVAILABLE',
+    503,
+    'Keyed admission is temporarily disabled.',
+    'Retry later with the same Idempotency-Key and payload.',
+  ),
+  generation_admission_paused: entry(
+    'generation_admission_paused',
+    503,
+    'New generations are paused for maintenance.',
+    'Retry after the Retry-After interval.',
+  ),
+  generation_admission_unavailable: entry(
+    'generation_admission_unavailable',
+    503,
+    'Acceptance of the generation could not be confirmed.',
+    'Retry after the Retry-After interval; use an Idempotency-Key so that retries are safe.',
+  ),
+  controller_dependency_error: entry(
+    'controller_dependency_error',
+    503,
+    'A dependency of the service is unavailable.',
+    'Retry after the Retry-After interval.',
+  ),
+  generation_infra_service_unavailable: entry(
+    'generation_infra_service_unavailable',
+    503,
+    'Rollout flags could not be evaluated.',
+    'Retry with backoff.',
+  ),
+  generation_download_unavailable: entry(
+    'generation_download_unavailable',
+    503,
+    'The storage lookup or URL signing failed.',
+    'Retry with backoff.',
+  ),
+  controller_timeout: entry(
+    'controller_timeout',
+    504,
+    'A dependency of the service timed out.',
+    'Retry later.',
+  ),
+  project_not_found: entry(
+    'project_not_found',
+    404,
+    'Project not found in this organization.',
+    'Check the projectId; list projects with GET /v2/projects.',
+  ),
+  asset_forbidden: entry(
+    'asset_forbidden',
+    403,
+    'The asset belongs to another organization or is not accessible.',
+    'Use an asset uploaded by your organization.',
+  ),
+
+  // Added by this project (documented in docs/errors.md).
+  invalid_request: entry(
+    'invalid_request',
+    400,
+    'The request is invalid.',
+    'Fix the field named in `field` and retry.',
+  ),
+  unsupported_model: entry(
+    'unsupported_model',
+    400,
+    'The model is not supported.',
+    'Use one of the models listed by GET /v2/models.',
+  ),
+  unauthorized: entry(
+    'unauthorized',
+    401,
+    'Missing, invalid, expired or revoked API key.',
+    'Send a valid key in the x-api-key header (the Authorization header is not used).',
+  ),
+  plan_upgrade_required: entry(
+    'plan_upgrade_required',
+    402,
+    'This feature needs a higher plan.',
+    'Upgrade the organization plan.',
+  ),
+  forbidden: entry(
+    'forbidden',
+    403,
+    'Your API key role does not allow this action.',
+    'Use a key with the admin or owner role.',
+  ),
+  url_signature_invalid: entry(
+    'url_signature_invalid',
+    403,
+    'The file URL signature is invalid.',
+    'Request a fresh URL from the API.',
+  ),
+  route_not_found: entry(
+    'route_not_found',
+    404,
+    'No such endpoint.',
+    'Check the method and path; see GET /v2/openapi.json.',
+  ),
+  asset_not_found: entry(
+    'asset_not_found',
+    404,
+    'Asset not found.',
+    'Check the asset id; assets of other organizations are not visible.',
+  ),
+  api_key_not_found: entry(
+    'api_key_not_found',
+    404,
+    'API key not found.',
+    'Check the key id; members only see keys they created.',
+  ),
+  file_not_found: entry('file_not_found', 404, 'File not found.', 'Request a fresh URL from the API.'),
+  url_expired: entry('url_expired', 410, 'The file URL has expired.', 'Request a fresh URL from the API.'),
+  payload_too_large: entry(
+    'payload_too_large',
+    413,
+    'The request body is too large.',
+    'Send a smaller body; upload media via POST /v2/assets/upload.',
+  ),
+  unsupported_media_type: entry(
+    'unsupported_media_type',
+    415,
+    'The request content type is not supported by this endpoint.',
+    'Send application/json or multipart/form-data as the endpoint documents.',
+  ),
+  asset_type_unsupported: entry(
+    'asset_type_unsupported',
+    422,
+    'The uploaded file is not a readable audio, video or image file.',
+    'Upload a media file that ffprobe can read (for example mp4, mov, webm, wav, mp3, png, jpeg).',
+  ),
+  organization_draft: entry(
+    'organization_draft',
+    422,
+    'The organization is a draft and cannot use the API yet.',
+    'Ask the operator to finish the organization set-up (lipsync org update ID --no-draft).',
+  ),
+  range_not_satisfiable: entry(
+    'range_not_satisfiable',
+    416,
+    'The requested byte range is not satisfiable.',
+    'Request a range within the file size.',
+  ),
+} as const satisfies Record<string, CatalogEntry>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export interface AppErrorExtras {
+  field?: string;
+  status?: number;
+  message?: string;
+  suggestion?: string;
+  generationId?: string;
+  retryAfter?: number;
+  headers?: Record<string, string>;
+  details?: Record<string, unknown>;
+}
+
+/** A client-visible error; `code` selects its catalogue entry, extras may refine status or message. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly suggestion: string;
+  readonly extras: AppErrorExtras;
+
+  constructor(code: ErrorCode, extras: AppErrorExtras = {}) {
+    const base: CatalogEntry = ERRORS[code];
+    super(extras.message ?? base.message);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = extras.status ?? base.status;
+    this.suggestion = extras.suggestion ?? base.suggestion;
+    this.extras = extras;
+  }
+}
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}
+
+export function catalogue(): { code: string; message: string; suggestion: string; status: number }[] {
+  return Object.values(ERRORS).map((e: CatalogEntry) => ({
+    code: e.code,
+    message: e.message,
+    suggestion: e.suggestion,
+    status: e.status,
+  }));
+}

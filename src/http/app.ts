@@ -1,0 +1,78 @@
+// The Fastify application: schemas, hooks, one error handler, routes. Routes stay thin.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Services } from '../services/container.js';
+import { AppError } from '../domain/errors.js';
+import { sendError } from './error-body.js';
+import { registerGatekeeper } from './gatekeeper.js';
+import { errorRoutes } from './routes/errors.js';
+import { projectRoutes } from './routes/projects.js';
+import { apiKeyRoutes } from './routes/api-keys.js';
+import { healthRoutes } from './routes/health.js';
+
+export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(services: Services): Promise<App> {
+  const app = Fastify({
+    loggerInstance: services.logger as FastifyBaseLogger,
+    bodyLimit: services.config.bodyLimitBytes,
+    trustProxy: true,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
+    },
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
+    },
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onSend', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Lip-sync generation service',
+        version: '2.0.0',
+        description:
+          'Self-hosted lip-sync video generation API (v2). Authenticate with the x-api-key header.',
+      },
+      servers: [{ url: services.config.publicUrl }],
+      components: {
+        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
+      },
+      security: [{ apiKey: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+
+  registerGatekeeper(app, services);
+  app.setErrorHandler((err, request, reply) => sendError(err, request, reply));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      new AppError('route_not_found', {
+        message: `No endpoint ${request.method} ${request.url.split('?')[0]}.`,
+      }),
+      request,
+      reply,
+    ),
+  );
+
+  await app.register(healthRoutes, { services });
+  await app.register(errorRoutes, { services });
+  await app.register(projectRoutes, { services });
+  await app.register(apiKeyRoutes, { services });
+
+  app.get('/v2/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => app.swagger());
+
+  return app;
+}

@@ -1,0 +1,69 @@
+// One onRequest hook: resolve the API key, count the request against its rate limit, then refuse
+// unauthenticated or draft-organization calls. Counting before refusing makes failed key guesses
+// count against the caller's IP.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../services/container.js';
+import type { AuthContext } from '../services/api-keys.js';
+import { AppError, ERRORS } from '../domain/errors.js';
+import { ruleFor, type RateRule } from '../domain/rate-limits.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: AuthContext | null;
+  }
+  interface FastifyContextConfig {
+    /** false for endpoints that need no API key (the error catalogue, signed files, docs). */
+    auth?: boolean;
+    /** A rate rule for this route other than the tabled/default one. */
+    rateRule?: RateRule;
+  }
+}
+
+export function requireAuth(request: FastifyRequest): AuthContext {
+  if (!request.auth) throw new AppError('unauthorized');
+  return request.auth;
+}
+
+export function registerGatekeeper(app: FastifyInstance, services: Services): void {
+  app.decorateRequest('auth', null);
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const routeUrl = request.routeOptions.url;
+    if (routeUrl === undefined) return; // unknown route: the 404 handler answers
+    const cfg = request.routeOptions.config;
+    const needsAuth = cfg.auth !== false;
+
+    const header = request.headers['x-api-key'];
+    const raw = Array.isArray(header) ? undefined : header;
+    request.auth = needsAuth ? await services.apiKeys.authenticate(raw?.trim()) : null;
+
+    if (services.config.rateLimitEnabled) {
+      const rule =
+        cfg.rateRule ?? ruleFor(request.method, routeUrl, services.config.rateLimitDefaultPerMinute);
+      const identity = request.auth ? `key:${request.auth.key.id}` : `ip:${request.ip}`;
+      const d = await services.rateLimiter.hit(rule, identity);
+      void reply.header('X-RateLimit-Limit', d.limit);
+      void reply.header('X-RateLimit-Remaining', d.remaining);
+      void reply.header('X-RateLimit-Reset', Math.ceil(d.resetAtMs / 1000));
+      if (!d.allowed) {
+        const e = ERRORS.rate_limit_exceeded;
+        return reply
+          .code(429)
+          .header('Retry-After', String(d.retryAfterSeconds))
+          .type('application/json')
+          .send({
+            statusCode: 429,
+            errorCode: e.code,
+            message: `Rate limit of ${d.limit} requests per ${Math.round(rule.windowMs / 1000)} s exceeded.`,
+            error: 'Too Many Requests',
+            suggestion: e.suggestion,
+            retryAfter: d.retryAfterSeconds,
+            resetTime: new Date(d.resetAtMs).toISOString(),
+          });
+      }
+    }
+
+    if (!needsAuth) return;
+    if (!request.auth) throw new AppError('unauthorized');
+    if (request.auth.organization.draft) throw new AppError('organization_draft');
+  });
+}

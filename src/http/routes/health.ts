@@ -1,0 +1,22 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { sql } from 'kysely';
+import type { Services } from '../../services/container.js';
+
+export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+  app.get(
+    '/health',
+    {
+      config: { auth: false },
+      schema: {
+        tags: ['health'],
+        security: [],
+        response: { 200: Type.Object({ status: Type.String(), database: Type.String() }) },
+      },
+    },
+    async () => {
+      await sql`select 1`.execute(services.db.kysely);
+      return { status: 'ok', database: services.db.dialect };
+    },
+  );
+};

@@ -1,0 +1,81 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Services } from '../../services/container.js';
+import { projectView } from '../../services/projects.js';
+import { requireAuth } from '../gatekeeper.js';
+import { IdParams, errorResponses } from '../schemas/common.js';
+import { ProjectBody, ProjectListQuery, ProjectSchema } from '../schemas/projects.js';
+
+export const projectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+  const tags = ['projects'];
+
+  app.post(
+    '/v2/projects',
+    {
+      schema: {
+        tags,
+        body: ProjectBody,
+        response: { 201: ProjectSchema, ...errorResponses(400, 401, 422, 429) },
+      },
+    },
+    async (req, reply) => {
+      const { organization } = requireAuth(req);
+      const p = await services.projects.create(organization.id, req.body.name);
+      return reply.code(201).send(projectView(p) as never);
+    },
+  );
+
+  app.get(
+    '/v2/projects',
+    {
+      schema: {
+        tags,
+        querystring: ProjectListQuery,
+        response: { 200: Type.Array(ProjectSchema), ...errorResponses(400, 401) },
+      },
+    },
+    async (req) => {
+      const { organization } = requireAuth(req);
+      const list = await services.projects.list(organization.id, req.query.limit ?? 100, req.query.cursor);
+      return list.map(projectView) as never;
+    },
+  );
+
+  app.get(
+    '/v2/projects/:id',
+    { schema: { tags, params: IdParams, response: { 200: ProjectSchema, ...errorResponses(401, 404) } } },
+    async (req) => {
+      const { organization } = requireAuth(req);
+      return projectView(await services.projects.get(organization.id, req.params.id)) as never;
+    },
+  );
+
+  for (const method of ['patch', 'put'] as const) {
+    app[method](
+      '/v2/projects/:id',
+      {
+        schema: {
+          tags,
+          params: IdParams,
+          body: ProjectBody,
+          response: { 200: ProjectSchema, ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (req) => {
+        const { organization } = requireAuth(req);
+        return projectView(
+          await services.projects.rename(organization.id, req.params.id, req.body.name),
+        ) as never;
+      },
+    );
+  }
+
+  app.delete(
+    '/v2/projects/:id',
+    { schema: { tags, params: IdParams, response: { 200: ProjectSchema, ...errorResponses(401, 404) } } },
+    async (req) => {
+      const { organization } = requireAuth(req);
+      return projectView(await services.projects.delete(organization.id, req.params.id)) as never;
+    },
+  );
+};

@@ -1,0 +1,160 @@
+// Use cases for API keys: create (the only time the full key is shown), list, rename, revoke, and
+// authenticate. Role rules live in domain/api-keys.ts.
+import { randomUUID } from 'node:crypto';
+import type { Store } from '../store/index.js';
+import type { ApiKeyRecord } from '../store/api-keys.js';
+import type { Organization } from '../store/organizations.js';
+import {
+  canGrantRole,
+  canManageKey,
+  canSeeKey,
+  displayPrefix,
+  generateApiKey,
+  hashApiKey,
+  isKeyUsable,
+  isRole,
+  looksLikeApiKey,
+  normaliseKeyName,
+  type KeyActor,
+  type Role,
+} from '../domain/api-keys.js';
+import { AppError } from '../domain/errors.js';
+
+export interface AuthContext {
+  readonly organization: Organization;
+  readonly key: ApiKeyRecord;
+}
+
+export interface CreatedKey {
+  record: ApiKeyRecord;
+  key: string;
+}
+
+export function apiKeyView(k: ApiKeyRecord): Record<string, unknown> {
+  return {
+    id: k.id,
+    organizationId: k.organizationId,
+    name: k.name,
+    prefix: k.prefix,
+    role: k.role,
+    createdByKeyId: k.createdByKeyId,
+    createdAt: k.createdAt,
+    lastUsedAt: k.lastUsedAt,
+    expiresAt: k.expiresAt,
+    revokedAt: k.revokedAt,
+    status: k.revokedAt
+      ? 'revoked'
+      : k.expiresAt && new Date(k.expiresAt) <= new Date()
+        ? 'expired'
+        : 'active',
+  };
+}
+
+export class ApiKeyService {
+  // last_used_at is written at most once a minute per key so authentication stays read-only.
+  private readonly touched = new Map<string, number>();
+
+  constructor(private readonly store: Store) {}
+
+  async create(opts: {
+    organizationId: string;
+    name?: string | null;
+    role?: string;
+    expiresAt?: string | null;
+    actor?: KeyActor | null;
+  }): Promise<CreatedKey> {
+    const role = opts.role ?? 'member';
+    if (!isRole(role))
+      throw new AppError('invalid_request', {
+        field: 'role',
+        message: 'role must be owner, admin or member',
+      });
+    if (opts.actor && !canGrantRole(opts.actor.role, role)) {
+      throw new AppError('forbidden', { message: `a ${opts.actor.role} key cannot create a ${role} key` });
+    }
+    if (opts.expiresAt && Number.isNaN(Date.parse(opts.expiresAt))) {
+      throw new AppError('invalid_request', {
+        field: 'expiresAt',
+        message: 'expiresAt must be an ISO 8601 date-time',
+      });
+    }
+    const org = await this.store.organizations.findById(opts.organizationId);
+    if (!org)
+      throw new AppError('invalid_request', {
+        status: 404,
+        field: 'org',
+        message: `organization ${opts.organizationId} not found`,
+      });
+    const key = generateApiKey();
+    const record: ApiKeyRecord = {
+      id: randomUUID(),
+      organizationId: org.id,
+      name: normaliseKeyName(opts.name),
+      prefix: displayPrefix(key),
+      keyHash: hashApiKey(key),
+      role: role as Role,
+      createdByKeyId: opts.actor?.keyId ?? null,
+      createdAt: new Date().toISOString(),
+      lastUsedAt: null,
+      expiresAt: opts.expiresAt ? new Date(opts.expiresAt).toISOString() : null,
+      revokedAt: null,
+    };
+    await this.store.apiKeys.insert(record);
+    return { record, key };
+  }
+
+  /** Keys the actor may see; without an actor (operator CLI) every key of the organization. */
+  async list(organizationId: string, actor?: KeyActor | null): Promise<ApiKeyRecord[]> {
+    const all = await this.store.apiKeys.listByOrganization(organizationId);
+    return actor ? all.filter((k) => canSeeKey(actor, k)) : all;
+  }
+
+  async rename(
+    id: string,
+    name: string,
+    scope?: { organizationId: string; actor: KeyActor },
+  ): Promise<ApiKeyRecord> {
+    const k = await this.findManageable(id, scope);
+    const next = normaliseKeyName(name);
+    await this.store.apiKeys.rename(k.id, next);
+    return { ...k, name: next };
+  }
+
+  async revoke(id: string, scope?: { organizationId: string; actor: KeyActor }): Promise<ApiKeyRecord> {
+    const k = await this.findManageable(id, scope);
+    const at = k.revokedAt ?? new Date().toISOString();
+    await this.store.apiKeys.revoke(k.id, at);
+    this.touched.delete(k.id);
+    return { ...k, revokedAt: at };
+  }
+
+  private async findManageable(
+    id: string,
+    scope?: { organizationId: string; actor: KeyActor },
+  ): Promise<ApiKeyRecord> {
+    const k = await this.store.apiKeys.findById(id);
+    if (!k || (scope && k.organizationId !== scope.organizationId)) throw new AppError('api_key_not_found');
+    if (scope && !canManageKey(scope.actor, k)) {
+      // A key the actor may not even see is reported as missing, not as forbidden.
+      if (!canSeeKey(scope.actor, k)) throw new AppError('api_key_not_found');
+      throw new AppError('forbidden');
+    }
+    return k;
+  }
+
+  /** Resolves an x-api-key value; null for anything that is not a usable key. */
+  async authenticate(raw: string | undefined): Promise<AuthContext | null> {
+    if (!raw || !looksLikeApiKey(raw)) return null;
+    const record = await this.store.apiKeys.findByHash(hashApiKey(raw));
+    const now = new Date();
+    if (!record || !isKeyUsable(record, now)) return null;
+    const organization = await this.store.organizations.findById(record.organizationId);
+    if (!organization) return null;
+    const last = this.touched.get(record.id) ?? 0;
+    if (now.getTime() - last > 60_000) {
+      this.touched.set(record.id, now.getTime());
+      await this.store.apiKeys.touch(record.id, now.toISOString());
+    }
+    return { organization, key: record };
+  }
+}

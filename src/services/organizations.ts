@@ -1,0 +1,126 @@
+// Use cases for organizations: create (with the optional first key), update, rotate webhook secret.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Store } from '../store/index.js';
+import type { Organization } from '../store/organizations.js';
+import { isPlan, type BillingMode, type Plan, BILLING_MODES } from '../domain/plans.js';
+import { AppError } from '../domain/errors.js';
+
+export interface OrganizationInput {
+  name?: string;
+  plan?: string;
+  billing?: string;
+  concurrency?: number | null;
+  flags?: string[];
+  draft?: boolean;
+}
+
+function validate(input: OrganizationInput): void {
+  if (input.name !== undefined && input.name.trim() === '') {
+    throw new AppError('invalid_request', { field: 'name', message: 'name must not be empty' });
+  }
+  if (input.plan !== undefined && !isPlan(input.plan)) {
+    throw new AppError('invalid_request', {
+      field: 'plan',
+      message: 'plan must be free, hobbyist, creator, growth, scale or enterprise',
+    });
+  }
+  if (input.billing !== undefined && !(BILLING_MODES as readonly string[]).includes(input.billing)) {
+    throw new AppError('invalid_request', { field: 'billing', message: 'billing must be usd or credits' });
+  }
+  if (
+    input.concurrency !== undefined &&
+    input.concurrency !== null &&
+    (!Number.isInteger(input.concurrency) || input.concurrency < 1 || input.concurrency > 10_000)
+  ) {
+    throw new AppError('invalid_request', {
+      field: 'concurrency',
+      message: 'concurrency must be an integer from 1 to 10000',
+    });
+  }
+  for (const f of input.flags ?? []) {
+    if (!/^[a-z0-9_.-]{1,64}$/i.test(f)) {
+      throw new AppError('invalid_request', { field: 'flags', message: `invalid flag ${JSON.stringify(f)}` });
+    }
+  }
+}
+
+export function newWebhookSecret(): string {
+  return 'whsec_' + randomBytes(32).toString('base64url');
+}
+
+export class OrganizationService {
+  constructor(private readonly store: Store) {}
+
+  async create(input: OrganizationInput & { name: string; plan: string }): Promise<Organization> {
+    validate(input);
+    const now = new Date().toISOString();
+    const org: Organization = {
+      id: randomUUID(),
+      name: input.name.trim(),
+      plan: input.plan as Plan,
+      billing: (input.billing ?? 'usd') as BillingMode,
+      concurrencyLimit: input.concurrency ?? null,
+      flags: [...new Set(input.flags ?? [])],
+      draft: input.draft ?? false,
+      webhookSecret: newWebhookSecret(),
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.store.organizations.insert(org);
+    return org;
+  }
+
+  async update(id: string, input: OrganizationInput): Promise<Organization> {
+    validate(input);
+    const org = await this.get(id);
+    const next: Organization = {
+      ...org,
+      name: input.name?.trim() ?? org.name,
+      plan: (input.plan as Plan | undefined) ?? org.plan,
+      billing: (input.billing as BillingMode | undefined) ?? org.billing,
+      concurrencyLimit: input.concurrency === undefined ? org.concurrencyLimit : input.concurrency,
+      flags: input.flags ? [...new Set(input.flags)] : org.flags,
+      draft: input.draft ?? org.draft,
+      updatedAt: new Date().toISOString(),
+    };
+    await this.store.organizations.update(next);
+    return next;
+  }
+
+  async rotateWebhookSecret(id: string): Promise<Organization> {
+    const org = await this.get(id);
+    const next = { ...org, webhookSecret: newWebhookSecret(), updatedAt: new Date().toISOString() };
+    await this.store.organizations.update(next);
+    return next;
+  }
+
+  async get(id: string): Promise<Organization> {
+    const org = await this.store.organizations.findById(id);
+    if (!org)
+      throw new AppError('invalid_request', {
+        status: 404,
+        field: 'id',
+        message: `organization ${id} not found`,
+      });
+    return org;
+  }
+
+  list(): Promise<Organization[]> {
+    return this.store.organizations.list();
+  }
+}
+
+/** The public view of an organization (no secret). */
+export function organizationView(o: Organization): Record<string, unknown> {
+  return {
+    id: o.id,
+    name: o.name,
+    plan: o.plan,
+    billing: o.billing,
+    concurrency: o.concurrencyLimit,
+    flags: o.flags,
+    draft: o.draft,
+    createdAt: o.createdAt,
+    updatedAt: o.updatedAt,
+  };
+}

@@ -1,0 +1,36 @@
+// Opens the Kysely database: SQLite (a file in the data folder) by default, PostgreSQL when
+// DATABASE_URL is set. Only store/ touches SQL.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Db {
+  readonly kysely: Kysely<Database>;
+  readonly dialect: Dialect;
+  /** The pg pool when on PostgreSQL (LISTEN/NOTIFY needs its own client). */
+  readonly pgPool: pg.Pool | null;
+  close(): Promise<void>;
+}
+
+export function openDatabase(opts: { databaseUrl: string | null; dataDir: string }): Db {
+  if (opts.databaseUrl) {
+    // Keep BIGINT/NUMERIC as numbers: our sizes stay far below 2^53.
+    pg.types.setTypeParser(20, (v) => Number(v));
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { kysely, dialect: 'postgres', pgPool: pool, close: () => kysely.destroy() };
+  }
+  mkdirSync(opts.dataDir, { recursive: true });
+  const sqlite = new SQLite(join(opts.dataDir, 'lipsync.sqlite'));
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('synchronous = NORMAL');
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { kysely, dialect: 'sqlite', pgPool: null, close: () => kysely.destroy() };
+}

@@ -1,0 +1,154 @@
+// ffprobe wrapper: what a media file really is, found from its content, never from its name.
+import { spawn } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+
+export type MediaKind = 'VIDEO' | 'AUDIO' | 'IMAGE';
+
+export interface VideoStreamInfo {
+  codec: string;
+  width: number;
+  height: number;
+  fps: number | null;
+  frameCount: number | null;
+  rotation: number;
+}
+
+export interface AudioStreamInfo {
+  codec: string;
+  sampleRate: number;
+  channels: number;
+}
+
+export interface MediaProbe {
+  kind: MediaKind;
+  /** ffprobe's format name, e.g. "mov,mp4,m4a,3gp,3g2,mj2", "wav", "png_pipe". */
+  formatName: string;
+  /** A short, user-facing format: mp4, mov, webm, mkv, wav, mp3, png, jpeg, ... */
+  format: string;
+  durationSeconds: number | null;
+  sizeBytes: number;
+  video: VideoStreamInfo | null;
+  audio: AudioStreamInfo | null;
+}
+
+export class MediaProbeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MediaProbeError';
+  }
+}
+
+const IMAGE_CODECS = new Set(['png', 'mjpeg', 'jpeg', 'webp', 'gif', 'bmp', 'tiff', 'jpegls', 'jpeg2000']);
+
+function parseRate(r: string | undefined): number | null {
+  if (!r || r === '0/0') return null;
+  const [n, d] = r.split('/').map(Number);
+  if (!d || !Number.isFinite(n) || !Number.isFinite(d) || d === 0) return null;
+  const v = n / d;
+  return v > 0 && v < 1000 ? Math.round(v * 1000) / 1000 : null;
+}
+
+function shortFormat(formatName: string, videoCodec: string | null, majorBrand: string | undefined): string {
+  if (formatName.startsWith('mov,mp4')) {
+    const brand = (majorBrand ?? '').trim();
+    return brand === 'qt' ? 'mov' : 'mp4';
+  }
+  if (formatName === 'matroska,webm')
+    return videoCodec === 'vp8' || videoCodec === 'vp9' || videoCodec === 'av1' ? 'webm' : 'mkv';
+  if (formatName.endsWith('_pipe')) {
+    const f = formatName.replace(/_pipe$/, '');
+    return f === 'jpeg' ? 'jpeg' : f;
+  }
+  if (formatName === 'image2') return videoCodec === 'mjpeg' ? 'jpeg' : (videoCodec ?? 'image');
+  return formatName.split(',')[0];
+}
+
+export async function probeMedia(path: string, opts: { timeoutMs?: number } = {}): Promise<MediaProbe> {
+  const st = await stat(path);
+  if (st.size === 0) throw new MediaProbeError('the file is empty');
+  const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path];
+  const out = await new Promise<string>((resolve, reject) => {
+    const p = spawn('ffprobe', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    let err = '';
+    const timer = setTimeout(() => p.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
+    p.stdout.on('data', (c: Buffer) => chunks.push(c));
+    p.stderr.on('data', (c: Buffer) => {
+      if (err.length < 4000) err += c.toString();
+    });
+    p.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new MediaProbeError(`ffprobe could not start: ${e.message}`));
+    });
+    p.on('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(Buffer.concat(chunks).toString('utf8'));
+      else
+        reject(
+          new MediaProbeError(
+            `not a readable media file (${err.trim().split('\n').pop() ?? `ffprobe exit ${code}`})`,
+          ),
+        );
+    });
+  });
+
+  let json: { format?: Record<string, any>; streams?: Record<string, any>[] };
+  try {
+    json = JSON.parse(out);
+  } catch {
+    throw new MediaProbeError('ffprobe returned unreadable output');
+  }
+  const fmt = json.format ?? {};
+  const streams = json.streams ?? [];
+  const v = streams.find((s) => s.codec_type === 'video' && !(s.disposition?.attached_pic === 1));
+  const a = streams.find((s) => s.codec_type === 'audio');
+  const formatName: string = String(fmt.format_name ?? '');
+  if (!v && !a) throw new MediaProbeError('the file has no audio or video stream');
+
+  const dur = Number(fmt.duration ?? v?.duration ?? a?.duration);
+  const durationSeconds = Number.isFinite(dur) && dur > 0 ? dur : null;
+  const videoCodec: string | null = v ? String(v.codec_name) : null;
+  const isImage =
+    !!v &&
+    !a &&
+    (formatName.endsWith('_pipe') ||
+      formatName === 'image2' ||
+      (IMAGE_CODECS.has(videoCodec ?? '') && (durationSeconds === null || Number(v.nb_frames ?? 1) <= 1)));
+
+  let rotation = 0;
+  for (const sd of (v?.side_data_list ?? []) as { rotation?: number }[]) {
+    if (typeof sd.rotation === 'number') rotation = sd.rotation;
+  }
+  if (v?.tags?.rotate) rotation = Number(v.tags.rotate) || 0;
+
+  const video: VideoStreamInfo | null = v
+    ? {
+        codec: String(v.codec_name),
+        width: Number(v.width) || 0,
+        height: Number(v.height) || 0,
+        fps: isImage ? null : (parseRate(v.avg_frame_rate) ?? parseRate(v.r_frame_rate)),
+        frameCount:
+          v.nb_frames !== undefined && Number.isFinite(Number(v.nb_frames)) ? Number(v.nb_frames) : null,
+        rotation,
+      }
+    : null;
+  const audio: AudioStreamInfo | null = a
+    ? {
+        codec: String(a.codec_name),
+        sampleRate: Number(a.sample_rate) || 0,
+        channels: Number(a.channels) || 0,
+      }
+    : null;
+  if (video && (video.width <= 0 || video.height <= 0))
+    throw new MediaProbeError('the video stream has no picture size');
+
+  return {
+    kind: isImage ? 'IMAGE' : video ? 'VIDEO' : 'AUDIO',
+    formatName,
+    format: shortFormat(formatName, videoCodec, fmt.tags?.major_brand),
+    durationSeconds: isImage ? null : durationSeconds,
+    sizeBytes: st.size,
+    video,
+    audio,
+  };
+}

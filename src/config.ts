@@ -23,6 +23,21 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly maxUploadBytes: number;
   readonly fixturesDir: string | null;
+  /** How long a worker's claim on a job lasts without a heartbeat. */
+  readonly jobLeaseMs: number;
+  /** Claims of one generation before the watchdog fails it (worker lost). */
+  readonly jobMaxAttempts: number;
+  /** Past this, a PENDING/PROCESSING generation becomes TIMED_OUT. */
+  readonly jobTimeoutMs: number;
+  /** Per-model prices file (JSON, see docs/pricing.md); null = built-in table. */
+  readonly pricingFile: string | null;
+  readonly fetchMaxBytes: number;
+  readonly fetchTimeoutMs: number;
+  /** How long webhook deliveries are retried. */
+  readonly webhookRetryWindowMs: number;
+  readonly webhookTimeoutMs: number;
+  /** JSON mapping of model ids to engines (docs/engines.md); null = built-in. */
+  readonly enginesFile: string | null;
 }
 
 export class ConfigError extends Error {
@@ -40,7 +55,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const int = (name: string, def: number, min: number, max: number): number => {
     const raw = env[name];
     if (raw === undefined || raw === '') return def;
-    const n = Number(raw);
+    // Digits only: Number() would also take ' ' (0), '0x10' or '1e3'.
+    const n = /^\s*-?\d+\s*$/.test(raw) ? Number(raw) : NaN;
     if (!Number.isInteger(n) || n < min || n > max) {
       problems.push(`${name}=${JSON.stringify(raw)} must be an integer from ${min} to ${max}`);
       return def;
@@ -77,12 +93,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
   const publicUrlRaw = url('LIPSYNC_PUBLIC_URL', ['http:', 'https:']);
 
-  const roleRaw = env.LIPSYNC_ROLE ?? 'all';
+  const roleRaw = env.LIPSYNC_ROLE || 'all';
   let role: Role = 'all';
   if (roleRaw === 'api' || roleRaw === 'worker' || roleRaw === 'all') role = roleRaw;
   else problems.push(`LIPSYNC_ROLE=${JSON.stringify(roleRaw)} must be api, worker or all`);
 
-  const logLevel = env.LOG_LEVEL ?? 'info';
+  const logLevel = env.LOG_LEVEL || 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     problems.push(
       `LOG_LEVEL=${JSON.stringify(logLevel)} must be fatal, error, warn, info, debug, trace or silent`,
@@ -111,7 +127,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     workerConcurrency: int('LIPSYNC_WORKER_CONCURRENCY', 1, 1, 64),
     bodyLimitBytes: int('LIPSYNC_JSON_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxUploadBytes: int('LIPSYNC_MAX_UPLOAD_BYTES', 5 * 1024 ** 3, 1, 5 * 1024 ** 3),
-    fixturesDir: env.LIPSYNC_FIXTURES_DIR ?? null,
+    fixturesDir: env.LIPSYNC_FIXTURES_DIR || null,
+    jobLeaseMs: int('LIPSYNC_JOB_LEASE_SECONDS', 30, 2, 3600) * 1000,
+    jobMaxAttempts: int('LIPSYNC_JOB_MAX_ATTEMPTS', 3, 1, 20),
+    jobTimeoutMs: int('LIPSYNC_JOB_TIMEOUT_SECONDS', 3600, 10, 7 * 24 * 3600) * 1000,
+    pricingFile: env.LIPSYNC_PRICING_FILE && env.LIPSYNC_PRICING_FILE !== '' ? resolve(env.LIPSYNC_PRICING_FILE) : null,
+    fetchMaxBytes: int('LIPSYNC_FETCH_MAX_BYTES', 5 * 1024 ** 3, 1, 5 * 1024 ** 3),
+    fetchTimeoutMs: int('LIPSYNC_FETCH_TIMEOUT_SECONDS', 300, 1, 3600) * 1000,
+    webhookRetryWindowMs: int('LIPSYNC_WEBHOOK_RETRY_HOURS', 24, 1, 168) * 3600 * 1000,
+    enginesFile: env.LIPSYNC_ENGINES_FILE && env.LIPSYNC_ENGINES_FILE !== '' ? resolve(env.LIPSYNC_ENGINES_FILE) : null,
+    webhookTimeoutMs: int('LIPSYNC_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
     ...overrides,
   };
 

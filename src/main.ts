@@ -4,6 +4,8 @@ import { createLogger } from './logger.js';
 import { createServices, type Services } from './services/container.js';
 import { buildApp, type App } from './http/app.js';
 import { bootstrapFirstOrganization } from './services/bootstrap.js';
+import { startBackground, type Background } from './jobs/runtime.js';
+import { createJobRunner } from './pipeline/run-generation.js';
 
 export interface Running {
   services: Services;
@@ -20,6 +22,11 @@ export async function start(
   const services = await createServices(config, logger);
   let app: App | null = null;
   let url: string | null = null;
+  let background: Background | null = null;
+  if (config.role === 'worker' || config.role === 'all') {
+    background = startBackground(services, createJobRunner(services));
+    logger.info({ owner: background.pool.owner, concurrency: config.workerConcurrency }, 'worker started');
+  }
 
   if (config.role === 'api' || config.role === 'all') {
     const first = await bootstrapFirstOrganization(services);
@@ -51,6 +58,7 @@ export async function start(
     if (stopping) return;
     stopping = true;
     if (app) await app.close();
+    if (background) await background.stop();
     await services.close();
   };
   return { services, app, url, stop };

@@ -106,6 +106,49 @@ export function buildProgram(): Command {
     });
 
   program
+    .command('worker')
+    .description('run a worker process (claims and processes generations) on the configured database')
+    .action(async () => {
+      const config = loadConfig({ ...process.env, LIPSYNC_ROLE: 'worker' });
+      const running = await start(config);
+      const shutdown = (sig: string) => {
+        running.services.logger.info({ signal: sig }, 'worker shutting down');
+        running.stop().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      };
+      process.once('SIGINT', () => shutdown('SIGINT'));
+      process.once('SIGTERM', () => shutdown('SIGTERM'));
+    });
+
+  const generation = program.command('generation').description('operate on generations');
+  generation
+    .command('cancel')
+    .description('cancel a pending or processing generation')
+    .argument('<id>')
+    .option('--json', 'print one JSON object')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      await withServices(async (s) => {
+        const g = await s.generations.cancel(id);
+        print(!!opts.json, { id: g.id, status: g.status, cancelRequested: true }, `cancel requested for ${g.id} (status ${g.status})`);
+      });
+    });
+
+  const idem = program.command('idempotency').description('switch keyed (Idempotency-Key) admission off and on');
+  for (const [name, value] of [['disable', '1'], ['enable', '0']] as const) {
+    idem
+      .command(name)
+      .option('--json', 'print one JSON object')
+      .action(async (opts: { json?: boolean }) => {
+        await withServices(async (s) => {
+          await s.store.settings.set('idempotency_disabled', value, new Date().toISOString());
+          print(!!opts.json, { keyedAdmission: value === '0' }, value === '1' ? 'keyed admission disabled (503 IDEMPOTENCY_UNAVAILABLE)' : 'keyed admission enabled');
+        });
+      });
+  }
+
+  program
     .command('migrate')
     .description('apply database migrations')
     .option('--json', 'print one JSON object')

@@ -233,6 +233,48 @@ export const ERRORS = {
   ),
 
   // Added by this project (documented in docs/errors.md).
+  generation_segments_invalid: entry(
+    'generation_segments_invalid',
+    422,
+    'The segments are invalid.',
+    'Segments need startTime < endTime within the video, must not overlap, and must reference the audio input by refId with a window inside the audio.',
+  ),
+  generation_feature_unavailable: entry(
+    'generation_feature_unavailable',
+    422,
+    'This kind of input is not available on this server yet.',
+    'Send a recorded audio input (url, assetId or file) instead of a text input or dialogueEdit.',
+  ),
+  generation_processing_failed: entry(
+    'generation_processing_failed',
+    500,
+    'The generation failed while processing the media.',
+    'Check that the inputs play in a normal media player; retry, and report the generation id if it persists.',
+  ),
+  generation_worker_lost: entry(
+    'generation_worker_lost',
+    500,
+    'The worker processing this generation stopped repeatedly.',
+    'Retry the generation; report the generation id to the operator if it persists.',
+  ),
+  generation_timed_out: entry(
+    'generation_timed_out',
+    504,
+    'The generation ran longer than the server allows.',
+    'Use shorter inputs or segments, or ask the operator to raise LIPSYNC_JOB_TIMEOUT_SECONDS.',
+  ),
+  generation_canceled: entry(
+    'generation_canceled',
+    409,
+    'The generation was canceled.',
+    'Create a new generation if you still need the output.',
+  ),
+  generation_no_face_detected: entry(
+    'generation_no_face_detected',
+    422,
+    'No face was found in the video.',
+    'Use a video where the speaking face is visible, frontal and at least about 64 pixels wide.',
+  ),
   invalid_request: entry(
     'invalid_request',
     400,

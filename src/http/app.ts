@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import multipart from '@fastify/multipart';
 import type { Services } from '../services/container.js';
 import { AppError } from '../domain/errors.js';
 import { sendError } from './error-body.js';
@@ -12,6 +13,11 @@ import { errorRoutes } from './routes/errors.js';
 import { projectRoutes } from './routes/projects.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { healthRoutes } from './routes/health.js';
+import { generationRoutes } from './routes/generations.js';
+import { modelRoutes } from './routes/models.js';
+import { assetRoutes } from './routes/assets.js';
+import { fileRoutes } from './routes/files.js';
+import { multipartLimits } from './multipart.js';
 
 export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -53,8 +59,15 @@ export async function buildApp(services: Services): Promise<App> {
       security: [{ apiKey: [] }],
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+  // The documentation pages are public, like the OpenAPI document they show.
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => {
+      route.config = { ...route.config, auth: false };
+    });
+    await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+  });
 
+  await app.register(multipart, { limits: multipartLimits(services.config) });
   registerGatekeeper(app, services);
   app.setErrorHandler((err, request, reply) => sendError(err, request, reply));
   app.setNotFoundHandler((request, reply) =>
@@ -71,6 +84,10 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(errorRoutes, { services });
   await app.register(projectRoutes, { services });
   await app.register(apiKeyRoutes, { services });
+  await app.register(assetRoutes, { services });
+  await app.register(fileRoutes, { services });
+  await app.register(generationRoutes, { services });
+  await app.register(modelRoutes, { services });
 
   app.get('/v2/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => app.swagger());
 

@@ -1,15 +1,23 @@
 import type { Db } from './database.js';
 import { ApiKeyRepository } from './api-keys.js';
+import { AssetRepository } from './assets.js';
 import { OrganizationRepository } from './organizations.js';
 import { ProjectRepository } from './projects.js';
 import { SettingsRepository } from './settings.js';
+import { GenerationRepository } from './generations.js';
+import { IdempotencyRepository } from './idempotency.js';
+import { WebhookRepository } from './webhooks.js';
 
 export interface Store {
   readonly db: Db;
   readonly organizations: OrganizationRepository;
   readonly apiKeys: ApiKeyRepository;
   readonly projects: ProjectRepository;
+  readonly assets: AssetRepository;
   readonly settings: SettingsRepository;
+  readonly generations: GenerationRepository;
+  readonly idempotency: IdempotencyRepository;
+  readonly webhooks: WebhookRepository;
 }
 
 export function createStore(db: Db): Store {
@@ -19,6 +27,10 @@ export function createStore(db: Db): Store {
     organizations: new OrganizationRepository(k),
     apiKeys: new ApiKeyRepository(k),
     projects: new ProjectRepository(k),
+    assets: new AssetRepository(k),
     settings: new SettingsRepository(k),
+    generations: new GenerationRepository(k, db.dialect),
+    idempotency: new IdempotencyRepository(k),
+    webhooks: new WebhookRepository(k),
   };
 }

@@ -1,10 +1,14 @@
 // Numbered migrations, applied in order, the same files for SQLite and PostgreSQL.
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
 import * as m0001 from './migrations/0001_initial.js';
+import * as m0002 from './migrations/0002_assets_extra.js';
+import * as m0003 from './migrations/0003_generations.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
+  '0002_assets_extra': m0002,
+  '0003_generations': m0003,
 };
 
 class StaticProvider implements MigrationProvider {
@@ -14,7 +18,15 @@ class StaticProvider implements MigrationProvider {
 }
 
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db: db.kysely, provider: new StaticProvider() });
+  // On PostgreSQL, Kysely looks for its migration tables in every schema unless told which one; another
+  // deployment's tables in a different schema of the same database would then be taken for ours. Keep
+  // them in the schema our tables go to (the first of search_path).
+  let migrationTableSchema: string | undefined;
+  if (db.dialect === 'postgres') {
+    const r = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db.kysely);
+    migrationTableSchema = r.rows[0]?.schema ?? undefined;
+  }
+  const migrator = new Migrator({ db: db.kysely, provider: new StaticProvider(), migrationTableSchema });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

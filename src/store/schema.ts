@@ -52,6 +52,10 @@ export interface AssetTable {
   visibility: string;
   created_at: string;
   updated_at: string;
+  /** lower-cased name (0002): case-insensitive search and sort alike on SQLite and PostgreSQL. */
+  name_search: string;
+  input_type: string;
+  created_by_key_id: string | null;
 }
 
 export interface SettingTable {
@@ -66,4 +70,98 @@ export interface Database {
   projects: ProjectTable;
   assets: AssetTable;
   settings: SettingTable;
+  generations: GenerationTable;
+  idempotency_keys: IdempotencyKeyTable;
+  webhook_deliveries: WebhookDeliveryTable;
+  webhook_attempts: WebhookAttemptTable;
+  usage_records: UsageRecordTable;
+}
+
+export interface GenerationTable {
+  id: string;
+  organization_id: string;
+  project_id: string | null;
+  api_key_id: string | null;
+  model: string;
+  status: string;
+  source: string;
+  input: string;
+  resolved_input: string;
+  options: string | null;
+  segments: string | null;
+  webhook_url: string | null;
+  output_file_name: string | null;
+  output_format: string;
+  output_key: string | null;
+  watermarked_key: string | null;
+  output_url: string | null;
+  output_duration: number | null;
+  progress: number;
+  error: string | null;
+  error_code: string | null;
+  quality: string | null;
+  attempts: number;
+  max_attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  cancel_requested: number;
+  started_at: string | null;
+  finished_at: string | null;
+  deadline_at: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface IdempotencyKeyTable {
+  organization_id: string;
+  key: string;
+  scope: string;
+  fingerprint: string;
+  state: string;
+  resource_id: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface WebhookDeliveryTable {
+  id: string;
+  organization_id: string;
+  generation_id: string | null;
+  event: string;
+  url: string;
+  payload: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: string;
+  lease_expires_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookAttemptTable {
+  id: string;
+  delivery_id: string;
+  generation_id: string | null;
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  attempted_at: string;
+}
+
+export interface UsageRecordTable {
+  id: string;
+  organization_id: string;
+  generation_id: string;
+  api_key_id: string | null;
+  api_key_name: string | null;
+  model: string;
+  seconds: number;
+  frames: number;
+  cost: number;
+  credits: number | null;
+  created_at: string;
 }

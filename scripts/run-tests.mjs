@@ -1,0 +1,130 @@
+#!/usr/bin/env node
+// Runs one kind of tests with Node's built-in runner:
+//   node scripts/run-tests.mjs <unit|integration|e2e|all> [--label NAME] [filter...]
+// Finds test/<kind>/**/*.test.ts (optionally only paths containing one of the filters) and runs them
+// one file at a time with `node --import tsx --test`. Prints the spec report, then one line
+// `<label>: N passed, N failed, N skipped`, and exits non-zero on any failure. With
+// LIPSYNC_TEST_RESULTS=<file> it also appends the counts as one JSON line (scripts/test.sh sums them).
+// TEST_DATABASE=postgres first checks that PostgreSQL answers and fails with a clear message if not.
+import { spawn } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const KINDS = ['unit', 'integration', 'e2e'];
+
+function usage(message) {
+  if (message) console.error(`run-tests: ${message}`);
+  console.error('usage: node scripts/run-tests.mjs <unit|integration|e2e|all> [--label NAME] [filter...]');
+  process.exit(2);
+}
+
+const args = process.argv.slice(2);
+const kind = args.shift();
+if (!kind || (kind !== 'all' && !KINDS.includes(kind))) usage(kind ? `unknown kind ${kind}` : undefined);
+let label = kind;
+const filters = [];
+while (args.length > 0) {
+  const a = args.shift();
+  if (a === '--label') label = args.shift() ?? usage('--label needs a value');
+  else filters.push(a);
+}
+const database = (process.env.TEST_DATABASE || 'sqlite').toLowerCase();
+if (kind !== 'unit' && label === kind) label = `${kind} (${database})`;
+
+function findTests(dir) {
+  if (!existsSync(dir)) return [];
+  const out = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...findTests(p));
+    else if (entry.isFile() && entry.name.endsWith('.test.ts')) out.push(p);
+  }
+  return out;
+}
+
+function record(counts) {
+  const line = `${label}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`;
+  console.log(`\n==> ${line} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  const file = process.env.LIPSYNC_TEST_RESULTS;
+  if (file) appendFileSync(file, JSON.stringify({ label, ...counts }) + '\n');
+}
+
+async function postgresReachable() {
+  const url = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return { ok: true, url };
+  } catch (err) {
+    return { ok: false, url, error: err instanceof Error ? err.message : String(err) };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+const started = Date.now();
+const kinds = kind === 'all' ? KINDS : [kind];
+const files = kinds
+  .flatMap((k) => findTests(join(root, 'test', k)).sort())
+  .filter((f) => filters.length === 0 || filters.some((flt) => relative(root, f).includes(flt)));
+
+if (files.length === 0) {
+  console.log(`run-tests: no test files for ${label}${filters.length ? ` matching ${filters.join(', ')}` : ''}`);
+  record({ passed: 0, failed: 0, skipped: 0 });
+  process.exit(0);
+}
+
+if (database === 'postgres' && kind !== 'unit') {
+  const pg = await postgresReachable();
+  if (!pg.ok) {
+    console.error(
+      `\nrun-tests: PostgreSQL is not reachable at ${pg.url.replace(/\/\/[^@/]*@/, '//***@')}: ${pg.error}\n` +
+        'Start PostgreSQL (or set TEST_DATABASE_URL), or set LIPSYNC_TEST_SKIP_POSTGRES=1 to skip the PostgreSQL runs.\n',
+    );
+    record({ passed: 0, failed: 1, skipped: 0 });
+    process.exit(1);
+  }
+}
+
+const tapDir = mkdtempSync(join(tmpdir(), 'lipsync-tap-'));
+const tapFile = join(tapDir, 'report.tap');
+const nodeArgs = [
+  '--import',
+  'tsx',
+  '--test',
+  '--test-concurrency=1',
+  `--test-timeout=${process.env.LIPSYNC_TEST_TIMEOUT_MS || 300000}`,
+  '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
+  '--test-reporter=tap',
+  `--test-reporter-destination=${tapFile}`,
+  ...files.map((f) => relative(root, f)),
+];
+console.log(`run-tests: ${label}: ${files.length} file(s)`);
+const code = await new Promise((res) => {
+  const child = spawn(process.execPath, nodeArgs, { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  child.on('close', (c, signal) => res(c ?? (signal ? 1 : 0)));
+});
+
+const tap = existsSync(tapFile) ? readFileSync(tapFile, 'utf8') : '';
+rmSync(tapDir, { recursive: true, force: true });
+// The summary comes last in the TAP stream: `# pass N`, `# fail N`, `# cancelled N`, `# skipped N`, `# todo N`.
+const count = (name) => {
+  const all = [...tap.matchAll(new RegExp(`^# ${name} (\\d+)$`, 'gm'))];
+  return all.length ? Number(all[all.length - 1][1]) : 0;
+};
+const counts = {
+  passed: count('pass'),
+  failed: count('fail') + count('cancelled'),
+  skipped: count('skipped') + count('todo'),
+};
+// A runner that died without a summary, or exited non-zero with no failing test, still fails.
+if (code !== 0 && counts.failed === 0) counts.failed = 1;
+if (!/^# tests \d+$/m.test(tap) && counts.failed === 0) counts.failed = 1;
+record(counts);
+process.exit(code !== 0 || counts.failed > 0 ? 1 : 0);

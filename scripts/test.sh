@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The whole suite, as `npm test` runs it: format check, lint, typecheck, build, unit tests,
+# integration tests on SQLite and PostgreSQL, end-to-end tests on SQLite and PostgreSQL.
+#
+# Every step runs even after a failure, so one run shows everything that is wrong. The last line is
+# the sum over all steps, `N passed, N failed` (each check counts as one test; test runs count their
+# tests). The exit status is non-zero if anything failed.
+#
+# Environment:
+#   TEST_DATABASE_URL           PostgreSQL database for the PostgreSQL runs
+#                               (default postgres://postgres@127.0.0.1:5432/test; each test makes its own schema)
+#   LIPSYNC_TEST_SKIP_POSTGRES  1 skips the PostgreSQL runs (otherwise an unreachable PostgreSQL fails the run)
+#   TEST_REDIS_URL              Redis for the shared rate-limit tests (default redis://127.0.0.1:6379)
+#   LIPSYNC_TEST_SKIP_REDIS     1 skips the Redis tests when Redis is unreachable
+#   LIPSYNC_FIXTURES_DIR        media fixtures (default ../shared/fixtures)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+export TEST_DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
+bin=node_modules/.bin
+results=$(mktemp "${TMPDIR:-/tmp}/lipsync-test-results.XXXXXX")
+trap 'rm -f "$results"' EXIT
+export LIPSYNC_TEST_RESULTS="$results"
+started=$SECONDS
+
+# A check (format, lint, ...) counts as one test.
+check() {
+  local label=$1
+  shift
+  local t0=$SECONDS
+  echo
+  echo "=== $label: $*"
+  if "$@"; then
+    echo "{\"label\":\"$label\",\"passed\":1,\"failed\":0,\"skipped\":0}" >>"$results"
+    echo "==> $label: ok ($((SECONDS - t0)) s)"
+  else
+    echo "{\"label\":\"$label\",\"passed\":0,\"failed\":1,\"skipped\":0}" >>"$results"
+    echo "==> $label: FAILED ($((SECONDS - t0)) s)"
+  fi
+}
+
+# A test run records its own counts through LIPSYNC_TEST_RESULTS.
+tests() {
+  local label=$1
+  shift
+  echo
+  echo "=== $label"
+  env "$@" || true
+}
+
+check format "$bin/prettier" --check .
+check lint "$bin/eslint" .
+check typecheck "$bin/tsc" -p tsconfig.json --noEmit
+check build npm run --silent build
+
+tests "unit" node scripts/run-tests.mjs unit
+tests "integration (sqlite)" TEST_DATABASE=sqlite node scripts/run-tests.mjs integration
+if [ "${LIPSYNC_TEST_SKIP_POSTGRES:-}" = "1" ]; then
+  echo
+  echo "=== integration (postgres): SKIPPED because LIPSYNC_TEST_SKIP_POSTGRES=1"
+else
+  tests "integration (postgres)" TEST_DATABASE=postgres DATABASE_URL="$TEST_DATABASE_URL" \
+    node scripts/run-tests.mjs integration
+fi
+tests "e2e (sqlite)" TEST_DATABASE=sqlite node scripts/run-tests.mjs e2e
+if [ "${LIPSYNC_TEST_SKIP_POSTGRES:-}" = "1" ]; then
+  echo
+  echo "=== e2e (postgres): SKIPPED because LIPSYNC_TEST_SKIP_POSTGRES=1"
+else
+  tests "e2e (postgres)" TEST_DATABASE=postgres DATABASE_URL="$TEST_DATABASE_URL" node scripts/run-tests.mjs e2e
+fi
+
+node - "$results" "$((SECONDS - started))" <<'EOF'
+const [file, seconds] = process.argv.slice(2);
+const rows = require('node:fs').readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+console.log('\n=== summary');
+for (const r of rows) {
+  passed += r.passed;
+  failed += r.failed;
+  skipped += r.skipped;
+  const status = r.failed > 0 ? 'FAIL' : 'ok  ';
+  console.log(`${status} ${r.label.padEnd(24)} ${r.passed} passed, ${r.failed} failed${r.skipped ? `, ${r.skipped} skipped` : ''}`);
+}
+console.log(`total time ${seconds} s${skipped ? `; ${skipped} skipped` : ''}`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed > 0 || rows.length === 0 ? 1 : 0);
+EOF

@@ -1,0 +1,313 @@
+// Pure rules for a Create Generation request: which inputs, which model, which options, which
+// segments. The schema checks shapes; this checks meaning. No I/O.
+import { AppError } from './errors.js';
+import { findModel } from './models.js';
+
+export const SYNC_MODES = ['bounce', 'loop', 'cut_off', 'silence', 'remap'] as const;
+export type SyncMode = (typeof SYNC_MODES)[number];
+
+export interface InputItem {
+  type: string;
+  url?: string;
+  assetId?: string;
+  refId?: string;
+  segments_secs?: number[][];
+  segments_frames?: number[][];
+  provider?: unknown;
+}
+
+export interface GenerationRequestBody {
+  model: string;
+  input?: InputItem[];
+  options?: Record<string, unknown> | null;
+  segments?: unknown[] | null;
+  dubParams?: unknown;
+  webhookUrl?: string | null;
+  outputFileName?: string | null;
+  projectId?: string | null;
+  dialogueEdit?: unknown;
+}
+
+export interface MediaRef {
+  /** Where the client put it, for error fields: input[0] */
+  field: string;
+  url?: string;
+  assetId?: string;
+  refId?: string;
+}
+
+/** A segment in seconds (or frames, converted once the video's fps is known). */
+export interface SegmentSpec {
+  unit: 'seconds' | 'frames';
+  start: number;
+  end: number;
+  audioStart?: number;
+  audioEnd?: number;
+}
+
+export interface ActiveSpeakerHint {
+  autoDetect: boolean;
+  frameNumber?: number;
+  coordinates?: [number, number];
+  boundingBoxes?: (number[] | null)[];
+}
+
+export interface NormalisedOptions {
+  pads: [number, number, number, number] | null;
+  speedup: 1 | 2 | 3 | 4;
+  temperature: number;
+  outputFormat: 'mp4' | 'mov';
+  syncMode: SyncMode;
+  fps: number | null;
+  outputResolution: [number, number] | null;
+  activeSpeaker: ActiveSpeakerHint | null;
+}
+
+export interface NormalisedRequest {
+  model: string;
+  video: MediaRef | null;
+  image: MediaRef | null;
+  audio: MediaRef;
+  options: NormalisedOptions;
+  segments: SegmentSpec[];
+  webhookUrl: string | null;
+  outputFileName: string | null;
+  projectId: string | null;
+}
+
+function bad(field: string, message: string): never {
+  throw new AppError('invalid_request', { field, message });
+}
+
+function segErr(field: string, message: string): never {
+  throw new AppError('generation_segments_invalid', { field, message });
+}
+
+function finite(v: unknown): v is number {
+  return typeof v === 'number' && Number.isFinite(v);
+}
+
+function pair(v: unknown, field: string): [number, number] {
+  if (!Array.isArray(v) || v.length !== 2 || !finite(v[0]) || !finite(v[1])) segErr(field, `${field} must be [start, end]`);
+  return [v[0], v[1]];
+}
+
+export function normaliseOptions(raw: Record<string, unknown> | null | undefined, model: string): NormalisedOptions {
+  const o = raw ?? {};
+  const pads = o.pads as number[] | undefined;
+  if (pads !== undefined && (!Array.isArray(pads) || pads.length !== 4 || !pads.every((p) => finite(p) && p >= 0 && p <= 1000))) {
+    bad('options.pads', 'options.pads must be 4 numbers from 0 to 1000');
+  }
+  const speedup = (o.speedup ?? 1) as number;
+  if (![1, 2, 3, 4].includes(speedup)) bad('options.speedup', 'options.speedup must be 1, 2, 3 or 4');
+  const temperature = (o.temperature ?? 0.5) as number;
+  if (!finite(temperature) || temperature < 0 || temperature > 1) bad('options.temperature', 'options.temperature must be from 0 to 1');
+  const outputFormat = (o.output_format ?? 'mp4') as string;
+  if (outputFormat !== 'mp4' && outputFormat !== 'mov') bad('options.output_format', 'options.output_format must be mp4 or mov');
+  const syncMode = (o.sync_mode ?? 'cut_off') as string;
+  if (!(SYNC_MODES as readonly string[]).includes(syncMode)) {
+    bad('options.sync_mode', `options.sync_mode must be one of ${SYNC_MODES.join(', ')}`);
+  }
+  const fps = o.fps === undefined || o.fps === null ? null : (o.fps as number);
+  if (fps !== null && (!finite(fps) || fps < 1 || fps > 120)) bad('options.fps', 'options.fps must be from 1 to 120');
+  const res = o.output_resolution as number[] | undefined | null;
+  if (
+    res !== undefined &&
+    res !== null &&
+    (!Array.isArray(res) || res.length !== 2 || !res.every((n) => Number.isInteger(n) && n >= 16 && n <= 7680))
+  ) {
+    bad('options.output_resolution', 'options.output_resolution must be [width, height], integers from 16 to 7680');
+  }
+
+  let activeSpeaker: ActiveSpeakerHint | null = null;
+  const asd = o.active_speaker_detection as Record<string, unknown> | undefined;
+  if (asd !== undefined && asd !== null) {
+    if (typeof asd !== 'object') bad('options.active_speaker_detection', 'must be an object');
+    const coords = asd.coordinates as number[] | undefined;
+    if (coords !== undefined && (!Array.isArray(coords) || coords.length !== 2 || !coords.every(finite))) {
+      bad('options.active_speaker_detection.coordinates', 'coordinates must be [x, y]');
+    }
+    const boxes = asd.bounding_boxes as unknown[] | undefined;
+    if (
+      boxes !== undefined &&
+      (!Array.isArray(boxes) ||
+        !boxes.every((b) => b === null || b === undefined || (Array.isArray(b) && b.length === 4 && b.every(finite))))
+    ) {
+      bad('options.active_speaker_detection.bounding_boxes', 'bounding_boxes must be per-frame [x1, y1, x2, y2] or null');
+    }
+    const frameNumber = asd.frame_number as number | undefined;
+    if (frameNumber !== undefined && (!Number.isInteger(frameNumber) || frameNumber < 0)) {
+      bad('options.active_speaker_detection.frame_number', 'frame_number must be a non-negative integer');
+    }
+    activeSpeaker = {
+      autoDetect: asd.auto_detect === true,
+      frameNumber,
+      coordinates: coords as [number, number] | undefined,
+      boundingBoxes: boxes as (number[] | null)[] | undefined,
+    };
+  } else if (o.active_speaker === true) {
+    activeSpeaker = { autoDetect: true };
+  }
+
+  const m = findModel(model);
+  return {
+    pads: (pads as [number, number, number, number] | undefined) ?? null,
+    speedup: speedup as 1 | 2 | 3 | 4,
+    // temperature only applies to the lipsync-2 family (spec); others use the neutral value.
+    temperature: m?.family === 'lipsync-2' || m?.family === 'sync-3' ? temperature : 0.5,
+    outputFormat: outputFormat as 'mp4' | 'mov',
+    syncMode: syncMode as SyncMode,
+    fps,
+    outputResolution: (res as [number, number] | null | undefined) ?? null,
+    activeSpeaker,
+  };
+}
+
+function normaliseSegments(body: GenerationRequestBody, audio: MediaRef, videoItem: InputItem | undefined): SegmentSpec[] {
+  const out: SegmentSpec[] = [];
+  (body.segments ?? []).forEach((raw, i) => {
+    const f = `segments[${i}]`;
+    if (Array.isArray(raw)) {
+      const [start, end] = pair(raw, f);
+      out.push({ unit: 'seconds', start, end });
+      return;
+    }
+    const s = raw as { startTime?: unknown; endTime?: unknown; audioInput?: { refId?: unknown; startTime?: unknown; endTime?: unknown } };
+    if (!s || typeof s !== 'object' || !finite(s.startTime) || !finite(s.endTime)) segErr(f, `${f} needs numeric startTime and endTime`);
+    const ai = s.audioInput;
+    if (ai !== undefined) {
+      if (typeof ai !== 'object' || ai === null) segErr(`${f}.audioInput`, 'audioInput must be an object');
+      if (ai.refId !== undefined && ai.refId !== audio.refId) {
+        segErr(`${f}.audioInput.refId`, `refId ${JSON.stringify(ai.refId)} does not match an audio input`);
+      }
+      if (ai.startTime !== undefined && !finite(ai.startTime)) segErr(`${f}.audioInput.startTime`, 'must be a number');
+      if (ai.endTime !== undefined && !finite(ai.endTime)) segErr(`${f}.audioInput.endTime`, 'must be a number');
+    }
+    out.push({
+      unit: 'seconds',
+      start: s.startTime as number,
+      end: s.endTime as number,
+      audioStart: ai?.startTime as number | undefined,
+      audioEnd: ai?.endTime as number | undefined,
+    });
+  });
+  if (videoItem?.segments_secs) videoItem.segments_secs.forEach((p, i) => {
+    const [start, end] = pair(p, `input.segments_secs[${i}]`);
+    out.push({ unit: 'seconds', start, end });
+  });
+  if (videoItem?.segments_frames) videoItem.segments_frames.forEach((p, i) => {
+    const [start, end] = pair(p, `input.segments_frames[${i}]`);
+    if (!Number.isInteger(start) || !Number.isInteger(end)) segErr(`input.segments_frames[${i}]`, 'frames must be integers');
+    out.push({ unit: 'frames', start, end });
+  });
+  out.forEach((s, i) => {
+    if (s.start < 0 || s.end <= s.start) segErr(`segments[${i}]`, `segment ${i} needs 0 <= start < end`);
+    if (s.audioStart !== undefined && s.audioStart < 0) segErr(`segments[${i}].audioInput.startTime`, 'must be >= 0');
+    if (s.audioStart !== undefined && s.audioEnd !== undefined && s.audioEnd <= s.audioStart) {
+      segErr(`segments[${i}].audioInput`, 'audio endTime must be after startTime');
+    }
+  });
+  const sorted = [...out].sort((a, b) => a.start - b.start);
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i].unit === sorted[i - 1].unit && sorted[i].start < sorted[i - 1].end) segErr('segments', 'segments must not overlap');
+  }
+  if (out.length > 100) segErr('segments', 'at most 100 segments');
+  return out;
+}
+
+function mediaRef(item: InputItem, index: number): MediaRef {
+  const field = `input[${index}]`;
+  const hasUrl = typeof item.url === 'string' && item.url !== '';
+  const hasAsset = typeof item.assetId === 'string' && item.assetId !== '';
+  if (hasUrl === hasAsset) bad(field, `${field} needs exactly one of url or assetId`);
+  if (hasUrl) {
+    let u: URL;
+    try {
+      u = new URL(item.url as string);
+    } catch {
+      bad(`${field}.url`, `${field}.url is not a valid URL`);
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') bad(`${field}.url`, `${field}.url must be http or https`);
+  }
+  return { field, url: hasUrl ? item.url : undefined, assetId: hasAsset ? item.assetId : undefined, refId: item.refId };
+}
+
+export function normaliseGenerationRequest(body: GenerationRequestBody): NormalisedRequest {
+  const model = findModel(body.model);
+  if (!model) throw new AppError('unsupported_model', { field: 'model', message: `Model ${JSON.stringify(body.model)} is not supported.` });
+  if (body.dialogueEdit !== undefined && body.dialogueEdit !== null) {
+    throw new AppError('generation_feature_unavailable', {
+      field: 'dialogueEdit',
+      message: 'Rendering dialogue edits is not available on this server yet.',
+    });
+  }
+  if (body.dubParams !== undefined && body.dubParams !== null) {
+    throw new AppError('generation_feature_unavailable', { field: 'dubParams', message: 'dubParams are not available on this server yet.' });
+  }
+  const items = body.input ?? [];
+  if (!Array.isArray(items) || items.length === 0) bad('input', 'input needs one video (or image) input and one audio input');
+  let video: MediaRef | null = null;
+  let image: MediaRef | null = null;
+  let audio: MediaRef | null = null;
+  let videoItem: InputItem | undefined;
+  items.forEach((item, i) => {
+    switch (item.type) {
+      case 'video':
+        if (video) bad(`input[${i}]`, 'only one video input is allowed');
+        video = mediaRef(item, i);
+        videoItem = item;
+        break;
+      case 'image':
+        if (image) bad(`input[${i}]`, 'only one image input is allowed');
+        image = mediaRef(item, i);
+        break;
+      case 'audio':
+        if (audio) bad(`input[${i}]`, 'only one audio input is allowed');
+        audio = mediaRef(item, i);
+        break;
+      case 'text':
+        throw new AppError('generation_feature_unavailable', {
+          field: `input[${i}]`,
+          message: 'Text inputs (speech synthesis) are not available on this server yet.',
+        });
+      default:
+        bad(`input[${i}].type`, `input[${i}].type must be video, image, audio or text`);
+    }
+  });
+  if (image && !model.acceptsImage) {
+    throw new AppError('unsupported_model', {
+      field: 'model',
+      message: `Model ${model.id} does not accept image inputs; use sync-3.`,
+    });
+  }
+  if (image && video) bad('input', 'send either a video or an image input, not both');
+  if (!image && !video) bad('input', 'a video (or, with sync-3, an image) input is required');
+  if (!audio) bad('input', 'an audio input is required');
+  const a = audio as MediaRef;
+  const segments = normaliseSegments(body, a, videoItem);
+  if (image && segments.length > 0) segErr('segments', 'segments need a video input');
+
+  const fileName = body.outputFileName?.trim() || null;
+  if (fileName !== null && (fileName.length > 200 || /[/\\\0]/.test(fileName))) {
+    bad('outputFileName', 'outputFileName must be a plain file name of at most 200 characters');
+  }
+  if (body.webhookUrl) {
+    try {
+      const u = new URL(body.webhookUrl);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
+    } catch {
+      bad('webhookUrl', 'webhookUrl must be an http or https URL');
+    }
+  }
+  return {
+    model: model.id,
+    video,
+    image,
+    audio: a,
+    options: normaliseOptions(body.options, model.id),
+    segments,
+    webhookUrl: body.webhookUrl || null,
+    outputFileName: fileName,
+    projectId: body.projectId || null,
+  };
+}

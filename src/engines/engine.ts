@@ -1,0 +1,41 @@
+// The engine interface (DESIGN.md): decoded frames of the conformed video + the conformed audio in,
+// frames out, streaming, so memory stays flat however long the video is.
+import type { NormalisedOptions } from '../domain/generation-request.js';
+
+export interface EngineJob {
+  /** rgb24 frames, width*height*3 bytes each, in order. */
+  readonly frames: AsyncIterable<Buffer>;
+  readonly width: number;
+  readonly height: number;
+  readonly fps: number;
+  readonly frameCount: number;
+  /** The conformed audio (the new speech, aligned with the frames), a WAV file. */
+  readonly audioPath: string;
+  /** Spans (seconds) where the new audio drives the mouth; outside them frames pass through. */
+  readonly activeSpans: readonly { start: number; end: number }[] | null;
+  readonly options: NormalisedOptions;
+  readonly settings: Readonly<Record<string, unknown>>;
+  readonly signal: AbortSignal;
+}
+
+/** What the engine saw, stored with the generation (include=quality). */
+export interface EngineReport {
+  engine: string;
+  framesTotal: number;
+  framesWithFace: number;
+  [key: string]: unknown;
+}
+
+export interface EngineRun {
+  /** The output frames, same size and count as the input. */
+  readonly frames: AsyncIterable<Buffer>;
+  /** Available once `frames` is exhausted. */
+  report(): EngineReport;
+}
+
+export interface LipsyncEngine {
+  readonly id: string;
+  /** True when the engine leaves every frame unchanged: the pipeline then skips decoding entirely. */
+  readonly passthrough: boolean;
+  start(job: EngineJob): EngineRun;
+}

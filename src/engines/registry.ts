@@ -1,0 +1,48 @@
+// Model id -> engine and its settings. Built-in defaults; a JSON file (LIPSYNC_ENGINES_FILE) can remap:
+// { "lipsync-2": { "engine": "passthrough", "settings": { ... } } }
+import { readFileSync } from 'node:fs';
+import { MODELS } from '../domain/models.js';
+import type { LipsyncEngine } from './engine.js';
+import { PassthroughEngine } from './passthrough.js';
+
+export interface EngineBinding {
+  engine: LipsyncEngine;
+  settings: Record<string, unknown>;
+}
+
+export type EngineFactory = () => LipsyncEngine;
+
+const FACTORIES: Record<string, EngineFactory> = {
+  passthrough: () => new PassthroughEngine(),
+};
+
+export const DEFAULT_ENGINE = 'passthrough';
+
+export class EngineRegistry {
+  private readonly bindings = new Map<string, EngineBinding>();
+
+  constructor(mapping: Record<string, { engine: string; settings?: Record<string, unknown> }> = {}) {
+    const instances = new Map<string, LipsyncEngine>();
+    const get = (name: string): LipsyncEngine => {
+      const f = FACTORIES[name];
+      if (!f) throw new Error(`unknown engine ${JSON.stringify(name)}; known: ${Object.keys(FACTORIES).join(', ')}`);
+      if (!instances.has(name)) instances.set(name, f());
+      return instances.get(name) as LipsyncEngine;
+    };
+    for (const m of MODELS) {
+      const b = mapping[m.id] ?? { engine: DEFAULT_ENGINE };
+      this.bindings.set(m.id, { engine: get(b.engine), settings: b.settings ?? {} });
+    }
+  }
+
+  static fromFile(path: string | null): EngineRegistry {
+    if (!path) return new EngineRegistry();
+    return new EngineRegistry(JSON.parse(readFileSync(path, 'utf8')));
+  }
+
+  for(modelId: string): EngineBinding {
+    const b = this.bindings.get(modelId);
+    if (!b) throw new Error(`no engine for model ${modelId}`);
+    return b;
+  }
+}

@@ -1,0 +1,63 @@
+import { Type } from '@sinclair/typebox';
+import { ASSET_SORTS, ASSET_TYPES, ASSET_VISIBILITIES } from '../../domain/assets.js';
+import { Nullable } from './common.js';
+
+/** A string enum, typed as the union of its values. */
+const literals = <T extends readonly string[]>(values: T) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values] });
+
+/** Shaped like the official client's Asset; projectId and organizationId are ours. */
+export const AssetSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+    name: Type.String(),
+    url: Type.Optional(Type.String({ description: 'Signed URL of the media, valid for seven days.' })),
+    size: Type.Integer({ description: 'File size in bytes.' }),
+    format: Type.Optional(Type.String({ description: 'File format, e.g. mp4, wav, png.' })),
+    type: literals(ASSET_TYPES),
+    inputType: Type.String({ description: 'Source of the asset: UPLOAD.' }),
+    durationSeconds: Type.Optional(Type.Number()),
+    visibility: literals(ASSET_VISIBILITIES),
+    width: Type.Optional(Type.Integer()),
+    height: Type.Optional(Type.Integer()),
+    projectId: Nullable(Type.String()),
+    organizationId: Type.String(),
+  },
+  { $id: 'Asset' },
+);
+
+export const AssetPageSchema = Type.Object(
+  {
+    items: Type.Array(AssetSchema),
+    nextCursor: Type.Optional(Type.String({ description: 'Absent on the last page.' })),
+    totalCount: Type.Integer({ description: 'Number of assets matching the filters.' }),
+  },
+  { $id: 'PaginatedAssets' },
+);
+
+export const AssetListQuery = Type.Object({
+  projectId: Type.Optional(Type.String({ maxLength: 200 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  cursor: Type.Optional(Type.String({ maxLength: 2000 })),
+  searchQuery: Type.Optional(Type.String({ maxLength: 255 })),
+  sortBy: Type.Optional(literals(ASSET_SORTS)),
+  types: Type.Optional(
+    Type.Array(Type.String({ maxLength: 100 }), {
+      maxItems: 10,
+      description: 'AUDIO, VIDEO, IMAGE: comma-separated, repeated, or a JSON array.',
+    }),
+  ),
+});
+
+/** Documentation of the upload form (the body is read by the multipart helper, not by the schema). */
+export const AssetUploadForm = Type.Object({
+  file: Type.String({
+    format: 'binary',
+    description: 'The media file (also accepted under the names video, audio or image).',
+  }),
+  name: Type.Optional(Type.String({ maxLength: 255 })),
+  projectId: Type.Optional(Type.String()),
+  visibility: Type.Optional(literals(ASSET_VISIBILITIES)),
+});

@@ -1,0 +1,112 @@
+import { Type } from '@sinclair/typebox';
+import { Nullable } from './common.js';
+
+const InputItem = Type.Object(
+  {
+    type: Type.String({ description: 'video, image (sync-3 only), audio or text' }),
+    url: Type.Optional(Type.String({ maxLength: 4096 })),
+    assetId: Type.Optional(Type.String({ maxLength: 200 })),
+    refId: Type.Optional(Type.String({ maxLength: 200 })),
+    segments_secs: Type.Optional(Type.Array(Type.Array(Type.Number()))),
+    segments_frames: Type.Optional(Type.Array(Type.Array(Type.Number()))),
+    provider: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: true },
+);
+
+const Options = Type.Object(
+  {
+    pads: Type.Optional(Type.Array(Type.Number(), { minItems: 4, maxItems: 4 })),
+    speedup: Type.Optional(Type.Integer({ minimum: 1, maximum: 4 })),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    output_format: Type.Optional(Type.Union([Type.Literal('mp4'), Type.Literal('mov')])),
+    sync_mode: Type.Optional(
+      Type.Union(['bounce', 'loop', 'cut_off', 'silence', 'remap'].map((m) => Type.Literal(m))),
+    ),
+    fps: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 120 })),
+    output_resolution: Type.Optional(Type.Array(Type.Integer({ minimum: 16, maximum: 7680 }), { minItems: 2, maxItems: 2 })),
+    active_speaker: Type.Optional(Type.Boolean()),
+    active_speaker_detection: Type.Optional(
+      Type.Object(
+        {
+          auto_detect: Type.Optional(Type.Boolean()),
+          frame_number: Type.Optional(Type.Integer({ minimum: 0 })),
+          coordinates: Type.Optional(Type.Array(Type.Number(), { minItems: 2, maxItems: 2 })),
+          bounding_boxes: Type.Optional(Type.Array(Nullable(Type.Array(Type.Number())))),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+export const CreateGenerationBody = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 100 }),
+    input: Type.Optional(Type.Array(InputItem, { maxItems: 10 })),
+    options: Type.Optional(Nullable(Options)),
+    segments: Type.Optional(Nullable(Type.Array(Type.Unknown(), { maxItems: 100 }))),
+    dubParams: Type.Optional(Type.Unknown()),
+    webhookUrl: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
+    outputFileName: Type.Optional(Nullable(Type.String({ maxLength: 255 }))),
+    projectId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+    dialogueEdit: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: true },
+);
+
+export const GenerationSchema = Type.Object(
+  {
+    id: Type.String(),
+    createdAt: Type.String(),
+    status: Type.String(),
+    model: Type.String(),
+    input: Type.Array(Type.Unknown()),
+    webhookUrl: Nullable(Type.String()),
+    options: Nullable(Type.Unknown()),
+    segments: Type.Optional(Type.Unknown()),
+    outputUrl: Nullable(Type.String()),
+    outputDuration: Nullable(Type.Number()),
+    error: Nullable(Type.String()),
+    errorCode: Type.Optional(Type.String()),
+    error_code: Type.Optional(Type.String()),
+    progress_percent: Type.Optional(Type.Number()),
+    quality: Type.Optional(Type.Unknown()),
+    projectId: Type.Optional(Nullable(Type.String())),
+    outputFileName: Type.Optional(Nullable(Type.String())),
+    source: Type.Optional(Type.String()),
+    updatedAt: Type.Optional(Type.String()),
+  },
+  { $id: 'Generation', additionalProperties: true },
+);
+
+export const GetGenerationQuery = Type.Object({
+  wait: Type.Optional(Type.Boolean()),
+  timeout: Type.Optional(Type.Number()),
+  include: Type.Optional(Type.String({ maxLength: 200 })),
+});
+
+export const ListGenerationsQuery = Type.Object({
+  status: Type.Optional(Type.String({ maxLength: 500 })),
+  ids: Type.Optional(Type.String({ maxLength: 20000 })),
+  source: Type.Optional(Type.String({ maxLength: 500 })),
+  projectId: Type.Optional(Type.String({ maxLength: 100 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  cursor: Type.Optional(Type.String({ maxLength: 100 })),
+});
+
+export const EstimateBody = Type.Object({
+  model: Type.String({ minLength: 1 }),
+  duration: Type.Number({ exclusiveMinimum: 0 }),
+  fps: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+});
+
+export const EstimateSchema = Type.Object({
+  model: Type.String(),
+  duration: Type.Number(),
+  fps: Type.Number(),
+  estimatedFrameCount: Type.Integer(),
+  estimatedGenerationCost: Type.Number(),
+  estimatedCredits: Nullable(Type.Number()),
+});

@@ -1,0 +1,248 @@
+// Conform: probed inputs -> the output's picture and soundtrack, fitted to each other per sync_mode
+// and segments. Two stages so that the lip-sync engine re-encodes only once:
+//
+//   prepareConform()  writes the soundtrack (WAV, exact length) and, for bounce, lossless chunks;
+//                     returns a PreparedConform that describes how to decode the conformed frames.
+//   renderConformed() encodes those frames + soundtrack into the final h264/AAC file (no engine), or
+//   conformedFrames() yields them as rgb24 frames for the engine, whose output goes to
+//                     encodeFrames() with `audioPath: prepared.audioPath` (see docs/media.md).
+import { join } from 'node:path';
+import type { MediaProbe } from './probe.js';
+import { prepareBounce } from './bounce.js';
+import {
+  ConformPlanError,
+  planConform,
+  type ConformPlan,
+  type ConformSegment,
+  type SyncMode,
+} from './conform-plan.js';
+import { audioGraph, videoChain } from './conform-graph.js';
+import {
+  aacArgs,
+  containerArgs,
+  DEFAULT_H264,
+  h264Args,
+  type H264Settings,
+  type OutputFormat,
+} from './encoding.js';
+import { runFfmpeg } from './ffmpeg.js';
+import { decodeFrames, type DecodeSpec } from './frames.js';
+import { withTempDir } from './tempdir.js';
+
+export interface ConformOptions {
+  syncMode?: SyncMode;
+  fps?: number | null;
+  outputResolution?: readonly [number, number] | null;
+  speedup?: 1 | 2 | 3 | 4;
+  outputFormat?: OutputFormat;
+  segments?: readonly ConformSegment[] | null;
+}
+
+export interface ConformSource {
+  path: string;
+  probe: MediaProbe;
+}
+
+export interface ConformRequest {
+  /** A video, or a still image (models that animate a picture). */
+  visual: ConformSource;
+  /** Any file with an audio stream (wav, mp3, a video's soundtrack). */
+  audio: ConformSource;
+  options?: ConformOptions;
+}
+
+export interface ConformRunOptions {
+  signal?: AbortSignal;
+  /** Deadline for the whole stage; each ffmpeg run gets what is left. */
+  timeoutMs?: number;
+  /** Fraction of the stage done, 0..1, never decreasing. */
+  onProgress?: (fraction: number) => void;
+}
+
+export interface PreparedConform {
+  plan: ConformPlan;
+  /** The soundtrack: WAV, 48 kHz stereo, exactly plan.durationSeconds long. */
+  audioPath: string;
+  /** How to decode the conformed picture (plan.frameCount frames of plan.width x plan.height). */
+  video: { inputArgs: string[]; graph: string; output: string };
+}
+
+/** The plan for these probed inputs; throws ConformPlanError when they cannot be combined. */
+export function planFromProbes(req: ConformRequest): ConformPlan {
+  const { visual, audio } = req;
+  const o = req.options ?? {};
+  if (!audio.probe.audio) throw new ConformPlanError('audio', 'the audio input has no audio stream');
+  if (audio.probe.durationSeconds === null) throw new ConformPlanError('audio', 'the audio has no duration');
+  const v = visual.probe.video;
+  if (!v) throw new ConformPlanError('video', 'the video input has no picture');
+  const base = {
+    audioDurationSeconds: audio.probe.durationSeconds,
+    syncMode: o.syncMode,
+    fps: o.fps,
+    outputResolution: o.outputResolution,
+    speedup: o.speedup,
+    segments: o.segments,
+  };
+  if (visual.probe.kind === 'IMAGE') {
+    return planConform({ ...base, visual: { kind: 'image', width: v.width, height: v.height } });
+  }
+  if (visual.probe.durationSeconds === null) throw new ConformPlanError('video', 'the video has no duration');
+  return planConform({
+    ...base,
+    visual: {
+      kind: 'video',
+      durationSeconds: visual.probe.durationSeconds,
+      fps: v.fps,
+      width: v.width,
+      height: v.height,
+      rotation: v.rotation,
+      hasAudio: visual.probe.audio !== null,
+    },
+  });
+}
+
+class Progress {
+  private done = 0;
+  constructor(private readonly report?: (fraction: number) => void) {}
+  /** Reports `from + part * width` if it moves forward. */
+  phase(from: number, width: number): (part: number) => void {
+    return (part) => {
+      const f = Math.min(1, Math.max(0, from + Math.min(1, Math.max(0, part)) * width));
+      if (f > this.done) {
+        this.done = f;
+        this.report?.(f);
+      }
+    };
+  }
+}
+
+function deadlineOf(opts: ConformRunOptions): () => number | undefined {
+  if (opts.timeoutMs === undefined) return () => undefined;
+  const end = Date.now() + opts.timeoutMs;
+  return () => Math.max(1, end - Date.now());
+}
+
+/** Stage 1: plan, soundtrack and (bounce) lossless chunks in `workDir`, which the caller owns. */
+export async function prepareConform(
+  req: ConformRequest,
+  workDir: string,
+  opts: ConformRunOptions = {},
+): Promise<PreparedConform> {
+  const plan = planFromProbes(req);
+  const remaining = deadlineOf(opts);
+  const progress = new Progress(opts.onProgress);
+  const bounce = plan.video.strategy === 'bounce';
+  const audioShare = bounce ? 0.05 : 1;
+
+  const audioPath = join(workDir, 'soundtrack.wav');
+  const original = plan.outsideSegments === 'original_audio' ? req.visual.path : null;
+  const ag = audioGraph(plan, req.audio.path, original);
+  const audioProgress = progress.phase(0, audioShare);
+  await runFfmpeg(
+    [
+      ...ag.inputArgs,
+      '-filter_complex',
+      ag.graph,
+      '-map',
+      `[${ag.output}]`,
+      '-c:a',
+      'pcm_s16le',
+      '-rf64',
+      'auto',
+      '-f',
+      'wav',
+      audioPath,
+    ],
+    {
+      signal: opts.signal,
+      timeoutMs: remaining(),
+      onProgress: (s) => audioProgress(s / plan.durationSeconds),
+    },
+  );
+
+  let inputArgs: string[];
+  const visualPath = req.visual.path;
+  if (bounce) {
+    const src = await prepareBounce(plan, visualPath, req.visual.probe.durationSeconds ?? 0, workDir, {
+      signal: opts.signal,
+      timeoutMs: remaining(),
+      onProgress: progress.phase(audioShare, 1 - audioShare),
+    });
+    inputArgs = ['-f', 'concat', '-safe', '0', '-i', src.listPath];
+  } else if (plan.video.strategy === 'loop') {
+    inputArgs = ['-stream_loop', '-1', '-an', '-i', visualPath];
+  } else {
+    inputArgs = ['-an', '-i', visualPath];
+  }
+  progress.phase(0, 1)(1);
+  return { plan, audioPath, video: { inputArgs, graph: `[0:v:0]${videoChain(plan)}[vout]`, output: 'vout' } };
+}
+
+/** The conformed picture as rgb24 frames (exactly plan.frameCount of them) for the engine stage. */
+export function conformedFrames(
+  prepared: PreparedConform,
+  opts: { signal?: AbortSignal; timeoutMs?: number } = {},
+) {
+  const { plan, video } = prepared;
+  const spec: DecodeSpec = {
+    inputArgs: video.inputArgs,
+    filterComplex: { graph: video.graph, output: video.output },
+    width: plan.width,
+    height: plan.height,
+    maxFrames: plan.frameCount,
+  };
+  return decodeFrames(spec, opts);
+}
+
+export interface RenderOptions extends ConformRunOptions {
+  h264?: H264Settings;
+}
+
+/** Stage 2 without an engine: the conformed picture and soundtrack encoded once into the output. */
+export async function renderConformed(
+  prepared: PreparedConform,
+  outputPath: string,
+  format: OutputFormat,
+  opts: RenderOptions = {},
+): Promise<void> {
+  const { plan, video } = prepared;
+  const audioInput = video.inputArgs.filter((a) => a === '-i').length;
+  const args = [...video.inputArgs, '-i', prepared.audioPath, '-filter_complex', video.graph];
+  args.push('-map', `[${video.output}]`, '-map', `${audioInput}:a:0`, '-frames:v', String(plan.frameCount));
+  args.push(...h264Args(opts.h264 ?? DEFAULT_H264), ...aacArgs(), ...containerArgs(format), outputPath);
+  await runFfmpeg(args, {
+    signal: opts.signal,
+    timeoutMs: opts.timeoutMs,
+    onProgress: (s) => opts.onProgress?.(Math.min(1, s / plan.durationSeconds)),
+  });
+}
+
+/**
+ * Conform in one call (no engine): prepare in a private temp directory, render to outputPath,
+ * remove the temp directory. Progress: 40% preparation, 60% rendering.
+ */
+export async function conform(
+  req: ConformRequest,
+  outputPath: string,
+  opts: RenderOptions & { tempRoot?: string } = {},
+): Promise<ConformPlan> {
+  const remaining = deadlineOf(opts);
+  const progress = new Progress(opts.onProgress);
+  return withTempDir(
+    'lipsync-conform',
+    async (dir) => {
+      const prepared = await prepareConform(req, dir, {
+        ...opts,
+        timeoutMs: remaining(),
+        onProgress: progress.phase(0, 0.4),
+      });
+      await renderConformed(prepared, outputPath, req.options?.outputFormat ?? 'mp4', {
+        ...opts,
+        timeoutMs: remaining(),
+        onProgress: progress.phase(0.4, 0.6),
+      });
+      return prepared.plan;
+    },
+    { root: opts.tempRoot, signal: opts.signal },
+  );
+}

@@ -1,0 +1,160 @@
+// Raw frame streams for the engine stage: ffmpeg decodes to rgb24 frames on stdout and encodes rgb24
+// frames from stdin. Both honour backpressure (a slow consumer pauses ffmpeg through the pipe), so
+// memory stays flat however long the video is.
+import { pipeline } from 'node:stream/promises';
+import {
+  aacArgs,
+  containerArgs,
+  DEFAULT_H264,
+  h264Args,
+  type H264Settings,
+  type OutputFormat,
+} from './encoding.js';
+import { MediaProcessError, startFfmpeg } from './ffmpeg.js';
+
+export interface FrameSize {
+  width: number;
+  height: number;
+}
+
+export interface DecodeSpec extends FrameSize {
+  /** Input options and inputs, e.g. ['-i', path] or ['-ss', '2', '-i', path]. */
+  inputArgs: string[];
+  /** A filter chain for the first input's video (-vf). */
+  videoFilter?: string;
+  /** Or a complex graph with the frames on output label `output` (without brackets). */
+  filterComplex?: { graph: string; output: string };
+  /** Stop after this many frames. */
+  maxFrames?: number;
+}
+
+export interface StreamOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export function frameBytes(size: FrameSize): number {
+  return size.width * size.height * 3;
+}
+
+function decodeArgs(spec: DecodeSpec): string[] {
+  const args = [...spec.inputArgs];
+  if (spec.filterComplex) {
+    args.push('-filter_complex', spec.filterComplex.graph, '-map', `[${spec.filterComplex.output}]`);
+  } else {
+    args.push('-map', '0:v:0');
+    if (spec.videoFilter) args.push('-vf', spec.videoFilter);
+  }
+  if (spec.maxFrames !== undefined) args.push('-frames:v', String(spec.maxFrames));
+  args.push('-an', '-sn', '-dn', '-f', 'rawvideo', '-pix_fmt', 'rgb24');
+  args.push('-s', `${spec.width}x${spec.height}`, 'pipe:1');
+  return args;
+}
+
+/**
+ * Decodes video to rgb24 frames of exactly width*height*3 bytes each. Stopping the iteration early
+ * (break, throw) kills ffmpeg; the generator returns only after the process has exited.
+ */
+export async function* decodeFrames(spec: DecodeSpec, opts: StreamOptions = {}): AsyncGenerator<Buffer> {
+  const size = frameBytes(spec);
+  if (!Number.isInteger(size) || size <= 0) throw new RangeError('frame size must be positive integers');
+  const proc = startFfmpeg(decodeArgs(spec), { ...opts, stdin: 'ignore', stdout: 'pipe' });
+  const stdout = proc.child.stdout;
+  if (!stdout) throw new MediaProcessError('spawn', 'ffmpeg has no stdout');
+  let parts: Buffer[] = [];
+  let have = 0;
+  let completed = false;
+  try {
+    for await (const chunk of stdout as AsyncIterable<Buffer>) {
+      let rest = chunk;
+      while (have + rest.length >= size) {
+        const need = size - have;
+        parts.push(rest.subarray(0, need));
+        rest = rest.subarray(need);
+        const frame = parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
+        parts = [];
+        have = 0;
+        yield frame;
+      }
+      if (rest.length > 0) {
+        parts.push(rest);
+        have += rest.length;
+      }
+    }
+    await proc.done;
+    if (have !== 0) throw new MediaProcessError('failed', `the decoder ended inside a frame (${have} bytes)`);
+    completed = true;
+  } finally {
+    if (!completed) {
+      proc.kill('aborted');
+      await proc.done.catch(() => undefined);
+    }
+  }
+}
+
+export interface EncodeSpec extends FrameSize {
+  /** Frame rate as ffmpeg understands it: "25", "30000/1001". */
+  fps: string;
+  outputPath: string;
+  format: OutputFormat;
+  /** The soundtrack to mux (encoded to AAC); none gives a video-only file. */
+  audioPath?: string | null;
+  /** Cut the output at this many seconds (e.g. the conformed duration). */
+  durationSeconds?: number;
+  h264?: H264Settings;
+}
+
+export interface EncodeResult {
+  frames: number;
+}
+
+/**
+ * Encodes rgb24 frames (each exactly width*height*3 bytes) plus an optional audio file into an
+ * h264/AAC file. Writing waits for the pipe to drain, so a fast producer is paced by the encoder.
+ */
+export async function encodeFrames(
+  frames: AsyncIterable<Buffer> | Iterable<Buffer>,
+  spec: EncodeSpec,
+  opts: StreamOptions & { onFrames?: (written: number) => void } = {},
+): Promise<EncodeResult> {
+  const size = frameBytes(spec);
+  const args = ['-y', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${spec.width}x${spec.height}`];
+  args.push('-framerate', spec.fps, '-i', 'pipe:0');
+  if (spec.audioPath) args.push('-i', spec.audioPath);
+  args.push('-map', '0:v:0');
+  if (spec.audioPath) args.push('-map', '1:a:0', ...aacArgs());
+  args.push(...h264Args(spec.h264 ?? DEFAULT_H264));
+  if (spec.durationSeconds !== undefined) args.push('-t', spec.durationSeconds.toFixed(6));
+  args.push(...containerArgs(spec.format), spec.outputPath);
+
+  const proc = startFfmpeg(args, { ...opts, stdin: 'pipe', stdout: 'ignore' });
+  const stdin = proc.child.stdin;
+  if (!stdin) throw new MediaProcessError('spawn', 'ffmpeg has no stdin');
+  let written = 0;
+  async function* checked(): AsyncGenerator<Buffer> {
+    for await (const frame of frames) {
+      if (frame.length !== size) {
+        throw new RangeError(`frame ${written} has ${frame.length} bytes, expected ${size}`);
+      }
+      yield frame;
+      written++;
+      opts.onFrames?.(written);
+    }
+  }
+  try {
+    await pipeline(checked, stdin);
+  } catch (err) {
+    proc.kill('aborted');
+    const procErr = await proc.done.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    // ffmpeg's own failure (bad audio, disk full) explains a broken pipe better than EPIPE does.
+    if (procErr instanceof MediaProcessError && (procErr.reason !== 'aborted' || opts.signal?.aborted)) {
+      throw procErr;
+    }
+    throw err;
+  }
+  await proc.done;
+  return { frames: written };
+}

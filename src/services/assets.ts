@@ -1,0 +1,229 @@
+// Assets: uploaded media of an organization. Upload (probe, plan limit, store, record), list, get, delete,
+// and resolveAsset for the generation pipeline.
+import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import type { Store } from '../store/index.js';
+import type { AssetRecord } from '../store/assets.js';
+import { sortValueOf } from '../store/assets.js';
+import type { Organization } from '../store/organizations.js';
+import type { BlobStore, ByteRange } from '../storage/blob-store.js';
+import { probeMedia, MediaProbeError, type MediaProbe } from '../media/probe.js';
+import { PLAN_LIMITS } from '../domain/plans.js';
+import { AppError } from '../domain/errors.js';
+import {
+  DEFAULT_ASSET_PAGE,
+  DEFAULT_ASSET_SORT,
+  assetName,
+  contentTypeFor,
+  decodeCursor,
+  encodeCursor,
+  parseVisibility,
+  sortParts,
+  storageExtension,
+  type AssetSort,
+  type AssetType,
+} from '../domain/assets.js';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface UploadInput {
+  readonly organization: Organization;
+  readonly keyId: string | null;
+  /** A complete local file (the multipart temp file); it is moved into the blob store. */
+  readonly path: string;
+  readonly size: number;
+  readonly fileName: string | null;
+  readonly name?: string;
+  readonly projectId?: string;
+  readonly visibility?: string;
+}
+
+export interface AssetListInput {
+  readonly projectId?: string;
+  readonly limit?: number;
+  readonly cursor?: string;
+  readonly searchQuery?: string;
+  readonly sortBy?: AssetSort;
+  readonly types?: readonly AssetType[];
+}
+
+export interface AssetPage {
+  readonly items: AssetRecord[];
+  readonly nextCursor: string | null;
+  readonly totalCount: number;
+}
+
+/** An asset ready for the pipeline: its record, a local path where the store has one, and a reader. */
+export interface ResolvedAsset {
+  readonly asset: AssetRecord;
+  readonly localPath: string | null;
+  open(range?: ByteRange): Promise<Readable>;
+}
+
+/** Width and height as displayed: a 90 or 270 degree rotation swaps them. */
+function displaySize(p: MediaProbe): { width: number | null; height: number | null } {
+  if (!p.video) return { width: null, height: null };
+  const quarter = Math.abs(p.video.rotation) % 180 === 90;
+  return quarter
+    ? { width: p.video.height, height: p.video.width }
+    : { width: p.video.width, height: p.video.height };
+}
+
+/**
+ * The client-facing asset, shaped like the official client's Asset: optional fields that do not apply
+ * (duration of an image, size of audio) are left out rather than null. url is omitted when not given.
+ */
+export function assetView(a: AssetRecord, url?: string): Record<string, unknown> {
+  const v: Record<string, unknown> = {
+    id: a.id,
+    createdAt: a.createdAt,
+    updatedAt: a.updatedAt,
+    name: a.name,
+    type: a.type,
+    inputType: a.inputType,
+    size: a.size,
+    visibility: a.visibility,
+    projectId: a.projectId,
+    organizationId: a.organizationId,
+  };
+  if (url !== undefined) v.url = url;
+  if (a.format !== null) v.format = a.format;
+  if (a.durationSeconds !== null) v.durationSeconds = a.durationSeconds;
+  if (a.width !== null) v.width = a.width;
+  if (a.height !== null) v.height = a.height;
+  return v;
+}
+
+export class AssetService {
+  constructor(
+    private readonly store: Store,
+    private readonly blobs: BlobStore,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The largest file the organization's plan accepts. */
+  maxFileBytes(organization: Organization): number {
+    return PLAN_LIMITS[organization.plan].maxFileBytes;
+  }
+
+  async upload(input: UploadInput): Promise<AssetRecord> {
+    const org = input.organization;
+    const visibility = parseVisibility(input.visibility);
+    const projectId = input.projectId?.trim() ? input.projectId.trim() : null;
+    if (projectId !== null) await this.requireProject(org.id, projectId);
+    const max = this.maxFileBytes(org);
+    if (input.size > max) {
+      throw new AppError('file_size_exceeds_plan_limit', {
+        field: 'file',
+        message: `The file has ${input.size} bytes; the ${org.plan} plan allows ${max}.`,
+      });
+    }
+    const probe = await this.probe(input.path);
+    const format = probe.format;
+    const name = assetName(input.name, input.fileName, format);
+    const id = randomUUID();
+    const key = `assets/${org.id}/${id}.${storageExtension(format)}`;
+    const contentType = contentTypeFor(format, probe.kind);
+    const stored = await this.blobs.putFile(key, input.path, { contentType, move: true });
+    const now = new Date().toISOString();
+    const asset: AssetRecord = {
+      id,
+      organizationId: org.id,
+      projectId,
+      name,
+      type: probe.kind,
+      size: stored.size,
+      format,
+      durationSeconds: probe.durationSeconds,
+      ...displaySize(probe),
+      storageKey: key,
+      contentType,
+      visibility,
+      inputType: 'UPLOAD',
+      createdByKeyId: input.keyId,
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      await this.store.assets.insert(asset);
+    } catch (err) {
+      await this.blobs.delete(key).catch(() => undefined);
+      throw err;
+    }
+    return asset;
+  }
+
+  /** A missing, malformed or foreign id is asset_not_found, never a hint that it exists elsewhere. */
+  async get(organizationId: string, id: string): Promise<AssetRecord> {
+    const a = UUID_RE.test(id) ? await this.store.assets.find(organizationId, id) : null;
+    if (!a) throw new AppError('asset_not_found', { field: 'assetId' });
+    return a;
+  }
+
+  async list(organizationId: string, q: AssetListInput): Promise<AssetPage> {
+    const sortBy = q.sortBy ?? DEFAULT_ASSET_SORT;
+    const sort = sortParts(sortBy);
+    const limit = q.limit ?? DEFAULT_ASSET_PAGE;
+    const after = q.cursor ? decodeCursor(q.cursor, sortBy) : undefined;
+    const projectId = q.projectId?.trim() ? q.projectId.trim() : undefined;
+    if (projectId !== undefined) await this.requireProject(organizationId, projectId);
+    const search = q.searchQuery?.trim() ? q.searchQuery.trim() : undefined;
+    const { items, total } = await this.store.assets.list(organizationId, {
+      projectId,
+      types: q.types,
+      search,
+      sort,
+      after,
+      limit: limit + 1,
+    });
+    const page = items.slice(0, limit);
+    const last = page[page.length - 1];
+    const nextCursor =
+      items.length > limit && last
+        ? encodeCursor({ sort: sortBy, value: sortValueOf(last, sort.field), id: last.id })
+        : null;
+    return { items: page, nextCursor, totalCount: total };
+  }
+
+  /** Deletes the record, then the blob (a failure leaves an unreferenced blob, never a dead record). */
+  async delete(organizationId: string, id: string): Promise<AssetRecord> {
+    const a = await this.get(organizationId, id);
+    await this.store.assets.delete(organizationId, id);
+    await this.blobs.delete(a.storageKey).catch((err: unknown) => {
+      this.logger.warn({ err, assetId: id, key: a.storageKey }, 'asset blob could not be removed');
+    });
+    return a;
+  }
+
+  /** For the generation pipeline: the organization's asset and a way to read its content. */
+  async resolveAsset(organizationId: string, assetId: string): Promise<ResolvedAsset> {
+    const asset = await this.get(organizationId, assetId);
+    const localPath = await this.blobs.localPath(asset.storageKey);
+    return { asset, localPath, open: (range) => this.blobs.open(asset.storageKey, range) };
+  }
+
+  /** The signed URL clients read the asset from. */
+  url(asset: AssetRecord): Promise<string> {
+    return this.blobs.signedUrl(asset.storageKey);
+  }
+
+  private async requireProject(organizationId: string, projectId: string): Promise<void> {
+    const p = UUID_RE.test(projectId) ? await this.store.projects.find(organizationId, projectId) : null;
+    if (!p) throw new AppError('project_not_found', { field: 'projectId' });
+  }
+
+  private async probe(path: string): Promise<MediaProbe> {
+    try {
+      return await probeMedia(path);
+    } catch (err) {
+      if (!(err instanceof MediaProbeError)) throw err;
+      // A missing ffprobe is the server's fault, not the file's.
+      if (err.message.startsWith('ffprobe could not start')) throw err;
+      throw new AppError('asset_type_unsupported', {
+        field: 'file',
+        message: `The uploaded file is not a readable audio, video or image file: ${err.message}.`,
+      });
+    }
+  }
+}

@@ -1,0 +1,138 @@
+// Submit-time input resolution: every input becomes a stored blob plus its probe, so that
+// inaccessible media, plan limits and durations are refused with a 422 before anything is queued,
+// and the job never downloads a URL twice.
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { mkdir, rm } from 'node:fs/promises';
+import type { Config } from '../config.js';
+import type { BlobStore } from '../storage/blob-store.js';
+import type { AssetService } from './assets.js';
+import type { Organization } from '../store/organizations.js';
+import type { InputResolver, ResolvedInputs } from './generations.js';
+import type { MediaRef, NormalisedRequest } from '../domain/generation-request.js';
+import { AppError } from '../domain/errors.js';
+import { probeMedia, MediaProbeError, type MediaKind, type MediaProbe } from '../media/probe.js';
+import { fetchToFile, UrlFetchError } from '../media/fetch.js';
+import { planConform, ConformPlanError, type ConformPlanInput } from '../media/conform-plan.js';
+import { toConformSegments } from '../pipeline/segments.js';
+
+export interface ResolvedMedia {
+  blobKey: string;
+  source: 'asset' | 'url';
+  assetId?: string;
+  url?: string;
+  probe: MediaProbe;
+}
+
+const EXT: Record<string, string> = { mp4: 'mp4', mov: 'mov', webm: 'webm', mkv: 'mkv', wav: 'wav', mp3: 'mp3', png: 'png', jpeg: 'jpg' };
+
+function inaccessible(field: string, message: string): AppError {
+  return new AppError('generation_input_video_inaccessible', { field, message });
+}
+
+function expectKind(ref: MediaRef, role: 'video' | 'image' | 'audio', kind: MediaKind, hasAudio: boolean): void {
+  const ok = role === 'video' ? kind === 'VIDEO' : role === 'image' ? kind === 'IMAGE' : kind === 'AUDIO' || (kind === 'VIDEO' && hasAudio);
+  if (!ok) {
+    throw inaccessible(ref.field, `${ref.field} is ${kind === 'IMAGE' ? 'an image' : kind === 'AUDIO' ? 'audio' : 'a video'}, not ${role === 'audio' ? 'audio' : `a ${role}`}.`);
+  }
+}
+
+/** The conform stage's view of a request and its probed inputs (shared with the pipeline). */
+export function conformInput(req: NormalisedRequest, visual: MediaProbe, audioSeconds: number): ConformPlanInput {
+  const v = visual.video as NonNullable<MediaProbe['video']>;
+  return {
+    visual: req.image
+      ? { kind: 'image', width: v.width, height: v.height }
+      : {
+          kind: 'video',
+          durationSeconds: visual.durationSeconds as number,
+          fps: v.fps,
+          width: v.width,
+          height: v.height,
+          rotation: v.rotation,
+          hasAudio: !!visual.audio,
+        },
+    audioDurationSeconds: audioSeconds,
+    syncMode: req.options.syncMode,
+    fps: req.options.fps,
+    outputResolution: req.options.outputResolution,
+    speedup: req.options.speedup,
+    segments: toConformSegments(req.segments, v.fps ?? 25),
+  };
+}
+
+export function createInputResolver(config: Config, blobs: BlobStore, assets: AssetService): InputResolver {
+  const tmpRoot = join(config.dataDir, 'tmp');
+
+  async function one(org: Organization, ref: MediaRef, role: 'video' | 'image' | 'audio'): Promise<ResolvedMedia> {
+    if (ref.assetId) {
+      const r = await assets.resolveAsset(org.id, ref.assetId).catch((err: unknown) => {
+        if (err instanceof AppError && err.code === 'asset_not_found') {
+          throw new AppError('asset_not_found', { status: 422, field: `${ref.field}.assetId`, message: `Asset ${ref.assetId} not found.` });
+        }
+        throw err;
+      });
+      if (!r.localPath) throw inaccessible(ref.field, 'The asset is not readable on this server.');
+      const probe = await probeMedia(r.localPath).catch((e: unknown) => {
+        throw inaccessible(ref.field, `The asset could not be read: ${(e as Error).message}`);
+      });
+      expectKind(ref, role, probe.kind, !!probe.audio);
+      return { blobKey: r.asset.storageKey, source: 'asset', assetId: r.asset.id, probe };
+    }
+    const url = ref.url as string;
+    await mkdir(tmpRoot, { recursive: true });
+    const tmp = join(tmpRoot, `fetch-${randomUUID()}`);
+    try {
+      await fetchToFile(url, tmp, {
+        maxBytes: Math.min(config.fetchMaxBytes, assets.maxFileBytes(org) + 1),
+        timeoutMs: config.fetchTimeoutMs,
+        allowPrivate: config.allowPrivateUrls,
+      }).catch((e: unknown) => {
+        if (e instanceof UrlFetchError) {
+          if (e.reason === 'too_large') {
+            throw new AppError('file_size_exceeds_plan_limit', { field: `${ref.field}.url`, message: `${ref.field}.url is larger than the ${org.plan} plan allows.` });
+          }
+          throw inaccessible(`${ref.field}.url`, `${ref.field}.url could not be fetched: ${e.message}`);
+        }
+        throw e;
+      });
+      let probe: MediaProbe;
+      try {
+        probe = await probeMedia(tmp);
+      } catch (e) {
+        if (e instanceof MediaProbeError) throw inaccessible(`${ref.field}.url`, `${ref.field}.url is not readable media: ${e.message}`);
+        throw e;
+      }
+      expectKind(ref, role, probe.kind, !!probe.audio);
+      const key = `inputs/${org.id}/${randomUUID()}.${EXT[probe.format] ?? 'bin'}`;
+      await blobs.putFile(key, tmp, { contentType: 'application/octet-stream', move: true });
+      return { blobKey: key, source: 'url', url, probe };
+    } finally {
+      await rm(tmp, { force: true });
+    }
+  }
+
+  return async (org: Organization, req: NormalisedRequest): Promise<ResolvedInputs> => {
+    const visual = req.video ? await one(org, req.video, 'video') : await one(org, req.image as MediaRef, 'image');
+    const audio = await one(org, req.audio, 'audio');
+    const videoSeconds = visual.probe.durationSeconds;
+    const audioSeconds = audio.probe.durationSeconds ?? 0;
+    if (audioSeconds <= 0) throw inaccessible(req.audio.field, 'The audio input has no duration.');
+    if (req.video && (!videoSeconds || videoSeconds <= 0)) throw inaccessible(req.video.field, 'The video input has no duration.');
+    let outputSeconds: number;
+    try {
+      outputSeconds = planConform(conformInput(req, visual.probe, audioSeconds)).durationSeconds;
+    } catch (e) {
+      if (e instanceof ConformPlanError) {
+        if (e.field.startsWith('segments')) throw new AppError('generation_segments_invalid', { field: e.field, message: e.message });
+        throw new AppError('invalid_request', { field: e.field, message: e.message });
+      }
+      throw e;
+    }
+    return {
+      resolved: { [req.video ? 'video' : 'image']: visual, audio },
+      maxFileBytes: Math.max(visual.probe.sizeBytes, audio.probe.sizeBytes),
+      outputSeconds,
+    };
+  };
+}

@@ -1,0 +1,172 @@
+// Asset records. Lists page by keyset (sort value, id) so pages stay stable while assets are added.
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
+import type { AssetTable, Database } from './schema.js';
+import type { AssetSortField, AssetType, AssetVisibility } from '../domain/assets.js';
+
+export interface AssetRecord {
+  id: string;
+  organizationId: string;
+  projectId: string | null;
+  name: string;
+  type: AssetType;
+  size: number;
+  format: string | null;
+  durationSeconds: number | null;
+  width: number | null;
+  height: number | null;
+  storageKey: string;
+  contentType: string;
+  visibility: AssetVisibility;
+  inputType: string;
+  createdByKeyId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AssetListQuery {
+  projectId?: string;
+  types?: readonly AssetType[];
+  /** Case-insensitive "name contains". */
+  search?: string;
+  sort: { field: AssetSortField; desc: boolean };
+  /** Items strictly after this (sort value, id) position. */
+  after?: { value: string | number; id: string };
+  limit: number;
+}
+
+function toAsset(r: Selectable<AssetTable>): AssetRecord {
+  return {
+    id: r.id,
+    organizationId: r.organization_id,
+    projectId: r.project_id,
+    name: r.name,
+    type: r.type as AssetType,
+    size: Number(r.size),
+    format: r.format,
+    durationSeconds: r.duration_seconds === null ? null : Number(r.duration_seconds),
+    width: r.width,
+    height: r.height,
+    storageKey: r.storage_key,
+    contentType: r.content_type,
+    visibility: r.visibility as AssetVisibility,
+    inputType: r.input_type,
+    createdByKeyId: r.created_by_key_id,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** The SQL expression a sort field orders by; images (no duration) sort as duration -1. */
+function sortExpression(field: AssetSortField): Expression<string | number> {
+  switch (field) {
+    case 'date':
+      return sql<string>`created_at`;
+    case 'name':
+      return sql<string>`name_search`;
+    case 'duration':
+      return sql<number>`coalesce(duration_seconds, -1)`;
+    case 'size':
+      return sql<number>`size`;
+    case 'kind':
+      return sql<string>`type`;
+  }
+}
+
+/** The value of a record under a sort field, as stored in a cursor. */
+export function sortValueOf(a: AssetRecord, field: AssetSortField): string | number {
+  switch (field) {
+    case 'date':
+      return a.createdAt;
+    case 'name':
+      return a.name.toLowerCase();
+    case 'duration':
+      return a.durationSeconds ?? -1;
+    case 'size':
+      return a.size;
+    case 'kind':
+      return a.type;
+  }
+}
+
+/** Escapes LIKE wildcards; the pattern is used with ESCAPE '\'. */
+function likeContains(s: string): string {
+  return `%${s.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+export class AssetRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(a: AssetRecord): Promise<void> {
+    await this.db
+      .insertInto('assets')
+      .values({
+        id: a.id,
+        organization_id: a.organizationId,
+        project_id: a.projectId,
+        name: a.name,
+        name_search: a.name.toLowerCase(),
+        type: a.type,
+        size: a.size,
+        format: a.format,
+        duration_seconds: a.durationSeconds,
+        width: a.width,
+        height: a.height,
+        storage_key: a.storageKey,
+        content_type: a.contentType,
+        visibility: a.visibility,
+        input_type: a.inputType,
+        created_by_key_id: a.createdByKeyId,
+        created_at: a.createdAt,
+        updated_at: a.updatedAt,
+      })
+      .execute();
+  }
+
+  async find(organizationId: string, id: string): Promise<AssetRecord | null> {
+    const r = await this.db
+      .selectFrom('assets')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return r ? toAsset(r) : null;
+  }
+
+  /** One page (limit rows) in the requested order, and the number of all rows matching the filters. */
+  async list(organizationId: string, q: AssetListQuery): Promise<{ items: AssetRecord[]; total: number }> {
+    const filters = (eb: ExpressionBuilder<Database, 'assets'>) => {
+      const conds = [eb('organization_id', '=', organizationId)];
+      if (q.projectId !== undefined) conds.push(eb('project_id', '=', q.projectId));
+      if (q.types && q.types.length > 0) conds.push(eb('type', 'in', [...q.types]));
+      if (q.search) conds.push(eb(sql`name_search`, 'like', sql`${likeContains(q.search)} escape '\\'`));
+      return eb.and(conds);
+    };
+    const expr = sortExpression(q.sort.field);
+    const dir = q.sort.desc ? 'desc' : 'asc';
+    const cmp = q.sort.desc ? '<' : '>';
+
+    let page = this.db.selectFrom('assets').selectAll().where(filters);
+    const after = q.after;
+    if (after) {
+      page = page.where((eb) =>
+        eb.or([eb(expr, cmp, after.value), eb.and([eb(expr, '=', after.value), eb('id', cmp, after.id)])]),
+      );
+    }
+    const rows = await page.orderBy(expr, dir).orderBy('id', dir).limit(q.limit).execute();
+    const count = await this.db
+      .selectFrom('assets')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where(filters)
+      .executeTakeFirstOrThrow();
+    return { items: rows.map(toAsset), total: Number(count.n) };
+  }
+
+  async delete(organizationId: string, id: string): Promise<boolean> {
+    const r = await this.db
+      .deleteFrom('assets')
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+}

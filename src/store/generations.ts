@@ -1,0 +1,328 @@
+// The generation row is the source of truth; its lease columns are how workers share it.
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { Database, GenerationTable } from './schema.js';
+import type { Dialect } from './database.js';
+import type { GenerationStatus } from '../domain/generation-status.js';
+
+export interface GenerationRecord {
+  id: string;
+  organizationId: string;
+  projectId: string | null;
+  apiKeyId: string | null;
+  model: string;
+  status: GenerationStatus;
+  source: string;
+  input: unknown[];
+  resolvedInput: Record<string, unknown>;
+  options: Record<string, unknown> | null;
+  segments: unknown[] | null;
+  webhookUrl: string | null;
+  outputFileName: string | null;
+  outputFormat: string;
+  outputKey: string | null;
+  watermarkedKey: string | null;
+  outputUrl: string | null;
+  outputDuration: number | null;
+  progress: number;
+  error: string | null;
+  errorCode: string | null;
+  quality: Record<string, unknown> | null;
+  attempts: number;
+  maxAttempts: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: string | null;
+  cancelRequested: boolean;
+  startedAt: string | null;
+  finishedAt: string | null;
+  deadlineAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  deletedAt: string | null;
+}
+
+const j = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
+
+export function toGeneration(r: Selectable<GenerationTable>): GenerationRecord {
+  return {
+    id: r.id,
+    organizationId: r.organization_id,
+    projectId: r.project_id,
+    apiKeyId: r.api_key_id,
+    model: r.model,
+    status: r.status as GenerationStatus,
+    source: r.source,
+    input: j<unknown[]>(r.input) ?? [],
+    resolvedInput: j<Record<string, unknown>>(r.resolved_input) ?? {},
+    options: j(r.options),
+    segments: j(r.segments),
+    webhookUrl: r.webhook_url,
+    outputFileName: r.output_file_name,
+    outputFormat: r.output_format,
+    outputKey: r.output_key,
+    watermarkedKey: r.watermarked_key,
+    outputUrl: r.output_url,
+    outputDuration: r.output_duration === null ? null : Number(r.output_duration),
+    progress: Number(r.progress),
+    error: r.error,
+    errorCode: r.error_code,
+    quality: j(r.quality),
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    leaseOwner: r.lease_owner,
+    leaseExpiresAt: r.lease_expires_at,
+    cancelRequested: r.cancel_requested === 1,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    deadlineAt: r.deadline_at,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    deletedAt: r.deleted_at,
+  };
+}
+
+export function toRow(g: GenerationRecord): GenerationTable {
+  return {
+    id: g.id,
+    organization_id: g.organizationId,
+    project_id: g.projectId,
+    api_key_id: g.apiKeyId,
+    model: g.model,
+    status: g.status,
+    source: g.source,
+    input: JSON.stringify(g.input),
+    resolved_input: JSON.stringify(g.resolvedInput),
+    options: g.options === null ? null : JSON.stringify(g.options),
+    segments: g.segments === null ? null : JSON.stringify(g.segments),
+    webhook_url: g.webhookUrl,
+    output_file_name: g.outputFileName,
+    output_format: g.outputFormat,
+    output_key: g.outputKey,
+    watermarked_key: g.watermarkedKey,
+    output_url: g.outputUrl,
+    output_duration: g.outputDuration,
+    progress: g.progress,
+    error: g.error,
+    error_code: g.errorCode,
+    quality: g.quality === null ? null : JSON.stringify(g.quality),
+    attempts: g.attempts,
+    max_attempts: g.maxAttempts,
+    lease_owner: g.leaseOwner,
+    lease_expires_at: g.leaseExpiresAt,
+    cancel_requested: g.cancelRequested ? 1 : 0,
+    started_at: g.startedAt,
+    finished_at: g.finishedAt,
+    deadline_at: g.deadlineAt,
+    created_at: g.createdAt,
+    updated_at: g.updatedAt,
+    deleted_at: g.deletedAt,
+  };
+}
+
+export interface ListFilter {
+  statuses?: string[];
+  ids?: string[];
+  sources?: string[];
+  projectId?: string;
+  limit?: number;
+  cursor?: GenerationRecord | null;
+}
+
+type Q = Kysely<Database> | Transaction<Database>;
+
+export class GenerationRepository {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  async insert(g: GenerationRecord, trx: Q = this.db): Promise<void> {
+    await trx.insertInto('generations').values(toRow(g)).execute();
+  }
+
+  async find(id: string, organizationId?: string): Promise<GenerationRecord | null> {
+    let q = this.db.selectFrom('generations').selectAll().where('id', '=', id).where('deleted_at', 'is', null);
+    if (organizationId) q = q.where('organization_id', '=', organizationId);
+    const r = await q.executeTakeFirst();
+    return r ? toGeneration(r) : null;
+  }
+
+  /** Including deleted rows (idempotent replays must tell "deleted" from "never existed"). */
+  async findAny(id: string): Promise<GenerationRecord | null> {
+    const r = await this.db.selectFrom('generations').selectAll().where('id', '=', id).executeTakeFirst();
+    return r ? toGeneration(r) : null;
+  }
+
+  async countActive(organizationId: string, trx: Q = this.db): Promise<number> {
+    const r = await trx
+      .selectFrom('generations')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('organization_id', '=', organizationId)
+      .where('status', 'in', ['PENDING', 'PROCESSING'])
+      .where('deleted_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  /** Serialises admission per organization on PostgreSQL (SQLite transactions are already serial). */
+  async lockOrganization(organizationId: string, trx: Transaction<Database>): Promise<void> {
+    if (this.dialect === 'postgres') {
+      await sql`select id from organizations where id = ${organizationId} for update`.execute(trx);
+    }
+  }
+
+  async list(organizationId: string, f: ListFilter): Promise<GenerationRecord[]> {
+    let q = this.db
+      .selectFrom('generations')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('deleted_at', 'is', null);
+    if (f.statuses?.length) q = q.where('status', 'in', f.statuses);
+    if (f.ids?.length) q = q.where('id', 'in', f.ids);
+    if (f.sources?.length) q = q.where('source', 'in', f.sources);
+    if (f.projectId) q = q.where('project_id', '=', f.projectId);
+    const c = f.cursor;
+    if (c) {
+      q = q.where((eb) =>
+        eb.or([eb('created_at', '<', c.createdAt), eb.and([eb('created_at', '=', c.createdAt), eb('id', '<', c.id)])]),
+      );
+    }
+    q = q.orderBy('created_at', 'desc').orderBy('id', 'desc');
+    if (f.limit) q = q.limit(f.limit);
+    return (await q.execute()).map(toGeneration);
+  }
+
+  async markDeleted(id: string, at: string): Promise<void> {
+    await this.db.updateTable('generations').set({ deleted_at: at, updated_at: at }).where('id', '=', id).execute();
+  }
+
+  /** Atomically takes the oldest PENDING generation for this worker. */
+  async claimNext(owner: string, leaseMs: number): Promise<GenerationRecord | null> {
+    const now = new Date();
+    const nowIso = now.toISOString();
+    const leaseIso = new Date(now.getTime() + leaseMs).toISOString();
+    return this.db.transaction().execute(async (trx) => {
+      let pick = trx
+        .selectFrom('generations')
+        .select('id')
+        .where('status', '=', 'PENDING')
+        .where('deleted_at', 'is', null)
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(1);
+      if (this.dialect === 'postgres') pick = pick.forUpdate().skipLocked();
+      const row = await pick.executeTakeFirst();
+      if (!row) return null;
+      const updated = await trx
+        .updateTable('generations')
+        .set((eb) => ({
+          status: 'PROCESSING',
+          lease_owner: owner,
+          lease_expires_at: leaseIso,
+          attempts: eb('attempts', '+', 1),
+          started_at: eb.fn.coalesce('started_at', eb.val(nowIso)),
+          updated_at: nowIso,
+        }))
+        .where('id', '=', row.id)
+        .where('status', '=', 'PENDING')
+        .returningAll()
+        .executeTakeFirst();
+      return updated ? toGeneration(updated) : null;
+    });
+  }
+
+  /** Renews the lease; false when this worker no longer owns the job (it must stop). */
+  async heartbeat(id: string, owner: string, leaseMs: number, progress?: number): Promise<boolean> {
+    const now = Date.now();
+    const set: Partial<GenerationTable> = { lease_expires_at: new Date(now + leaseMs).toISOString(), updated_at: new Date(now).toISOString() };
+    if (progress !== undefined) set.progress = progress;
+    const r = await this.db
+      .updateTable('generations')
+      .set(set)
+      .where('id', '=', id)
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'PROCESSING')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  async isCancelRequested(id: string): Promise<boolean> {
+    const r = await this.db.selectFrom('generations').select('cancel_requested').where('id', '=', id).executeTakeFirst();
+    return r?.cancel_requested === 1;
+  }
+
+  /**
+   * Moves a generation to a terminal state, only if `guard` still holds (the caller's lease, or the
+   * expected status). Returns the updated row, or null when someone else already finished it.
+   */
+  async finish(
+    trx: Transaction<Database>,
+    id: string,
+    guard: { owner?: string; statuses: GenerationStatus[] },
+    set: Partial<GenerationTable> & { status: GenerationStatus },
+  ): Promise<GenerationRecord | null> {
+    const now = new Date().toISOString();
+    let q = trx
+      .updateTable('generations')
+      .set({ ...set, lease_owner: null, lease_expires_at: null, finished_at: now, updated_at: now })
+      .where('id', '=', id)
+      .where('status', 'in', guard.statuses);
+    if (guard.owner) q = q.where('lease_owner', '=', guard.owner);
+    const r = await q.returningAll().executeTakeFirst();
+    return r ? toGeneration(r) : null;
+  }
+
+  /** Puts a PROCESSING job whose lease ran out back to PENDING (it will be claimed again). */
+  async requeue(id: string, leaseExpiresAt: string): Promise<boolean> {
+    const now = new Date().toISOString();
+    const r = await this.db
+      .updateTable('generations')
+      .set({ status: 'PENDING', lease_owner: null, lease_expires_at: null, progress: 0, updated_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'PROCESSING')
+      .where('lease_expires_at', '=', leaseExpiresAt)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  async expiredLeases(nowIso: string, limit = 50): Promise<GenerationRecord[]> {
+    const rows = await this.db
+      .selectFrom('generations')
+      .selectAll()
+      .where('status', '=', 'PROCESSING')
+      .where('lease_expires_at', '<', nowIso)
+      .limit(limit)
+      .execute();
+    return rows.map(toGeneration);
+  }
+
+  async pastDeadline(nowIso: string, limit = 50): Promise<GenerationRecord[]> {
+    const rows = await this.db
+      .selectFrom('generations')
+      .selectAll()
+      .where('status', 'in', ['PENDING', 'PROCESSING'])
+      .where('deadline_at', '<', nowIso)
+      .limit(limit)
+      .execute();
+    return rows.map(toGeneration);
+  }
+
+  async requestCancel(id: string): Promise<void> {
+    await this.db
+      .updateTable('generations')
+      .set({ cancel_requested: 1, updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Ids (and update times) of rows changed since `sinceIso`, for the SQLite cross-process wake-up. */
+  async changedSince(sinceIso: string, ids: string[]): Promise<{ id: string; updatedAt: string }[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('generations')
+      .select(['id', 'updated_at'])
+      .where('id', 'in', ids)
+      .where('updated_at', '>', sinceIso)
+      .execute();
+    return rows.map((r) => ({ id: r.id, updatedAt: r.updated_at }));
+  }
+}

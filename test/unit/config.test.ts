@@ -1,0 +1,161 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${String(err)}`);
+    return err.problems;
+  }
+  assert.fail(`loadConfig(${JSON.stringify(env)}) accepted a bad value`);
+}
+
+describe('config defaults', () => {
+  test('an empty environment gives the documented defaults', () => {
+    const c = loadConfig({});
+    assert.equal(c.port, 8080);
+    assert.equal(c.host, '0.0.0.0');
+    assert.equal(c.dataDir, resolve('./data'));
+    assert.equal(c.databaseUrl, null);
+    assert.equal(c.redisUrl, null);
+    assert.equal(c.publicUrl, 'http://localhost:8080');
+    assert.equal(c.role, 'all');
+    assert.equal(c.logLevel, 'info');
+    assert.equal(c.signingSecret, null);
+    assert.equal(c.allowPrivateUrls, false);
+    assert.equal(c.rateLimitDefaultPerMinute, 600);
+    assert.equal(c.rateLimitEnabled, true);
+    assert.equal(c.workerConcurrency, 1);
+    assert.equal(c.bodyLimitBytes, 10 * 1024 * 1024);
+    assert.equal(c.maxUploadBytes, 5 * 1024 ** 3);
+    assert.equal(c.fixturesDir, null);
+  });
+
+  test('an empty value means the default, for every variable', () => {
+    const names = [
+      'PORT',
+      'HOST',
+      'LIPSYNC_DATA_DIR',
+      'DATABASE_URL',
+      'REDIS_URL',
+      'LIPSYNC_PUBLIC_URL',
+      'LIPSYNC_ROLE',
+      'LOG_LEVEL',
+      'LIPSYNC_SIGNING_SECRET',
+      'LIPSYNC_ALLOW_PRIVATE_URLS',
+      'LIPSYNC_RATE_LIMIT_PER_MINUTE',
+      'LIPSYNC_RATE_LIMIT_ENABLED',
+      'LIPSYNC_WORKER_CONCURRENCY',
+      'LIPSYNC_JSON_BODY_LIMIT_BYTES',
+      'LIPSYNC_MAX_UPLOAD_BYTES',
+      'LIPSYNC_FIXTURES_DIR',
+    ];
+    const empty = Object.fromEntries(names.map((n) => [n, '']));
+    assert.deepEqual(loadConfig(empty), loadConfig({}));
+  });
+
+  test('the config is frozen', () => {
+    const c = loadConfig({});
+    assert.ok(Object.isFrozen(c));
+    assert.throws(() => {
+      (c as { port: number }).port = 1;
+    });
+  });
+
+  test('the environment is read only from the argument', () => {
+    const before = process.env.PORT;
+    process.env.PORT = 'not a port';
+    try {
+      assert.equal(loadConfig({ PORT: '9000' }).port, 9000);
+    } finally {
+      if (before === undefined) delete process.env.PORT;
+      else process.env.PORT = before;
+    }
+  });
+});
+
+describe('config values', () => {
+  test('good values are parsed', () => {
+    const c = loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LIPSYNC_DATA_DIR: '/tmp/lipsync-x',
+      DATABASE_URL: 'postgresql://u@db:5432/lipsync',
+      REDIS_URL: 'rediss://cache:6380',
+      LIPSYNC_PUBLIC_URL: 'https://lipsync.example.com///',
+      LIPSYNC_ROLE: 'worker',
+      LOG_LEVEL: 'debug',
+      LIPSYNC_SIGNING_SECRET: 's'.repeat(32),
+      LIPSYNC_ALLOW_PRIVATE_URLS: 'yes',
+      LIPSYNC_RATE_LIMIT_PER_MINUTE: '3',
+      LIPSYNC_RATE_LIMIT_ENABLED: 'off',
+      LIPSYNC_WORKER_CONCURRENCY: '4',
+    });
+    assert.equal(c.port, 0);
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.dataDir, '/tmp/lipsync-x');
+    assert.equal(c.databaseUrl, 'postgresql://u@db:5432/lipsync');
+    assert.equal(c.redisUrl, 'rediss://cache:6380');
+    assert.equal(c.publicUrl, 'https://lipsync.example.com');
+    assert.equal(c.role, 'worker');
+    assert.equal(c.logLevel, 'debug');
+    assert.equal(c.signingSecret, 's'.repeat(32));
+    assert.equal(c.allowPrivateUrls, true);
+    assert.equal(c.rateLimitDefaultPerMinute, 3);
+    assert.equal(c.rateLimitEnabled, false);
+    assert.equal(c.workerConcurrency, 4);
+  });
+
+  test('the public URL defaults to localhost on the configured port', () => {
+    assert.equal(loadConfig({ PORT: '9123' }).publicUrl, 'http://localhost:9123');
+  });
+
+  test('every bad variable is listed at once, each by name', () => {
+    const bad: Record<string, string> = {
+      PORT: 'abc',
+      DATABASE_URL: 'mysql://root@db/lipsync',
+      REDIS_URL: 'http://cache:6379',
+      LIPSYNC_PUBLIC_URL: 'ftp://example.com',
+      LIPSYNC_ROLE: 'boss',
+      LOG_LEVEL: 'loud',
+      LIPSYNC_SIGNING_SECRET: 'short',
+      LIPSYNC_ALLOW_PRIVATE_URLS: 'maybe',
+      LIPSYNC_RATE_LIMIT_PER_MINUTE: '0',
+      LIPSYNC_RATE_LIMIT_ENABLED: 'perhaps',
+      LIPSYNC_WORKER_CONCURRENCY: '65',
+      LIPSYNC_JSON_BODY_LIMIT_BYTES: '1.5',
+      LIPSYNC_MAX_UPLOAD_BYTES: '-1',
+    };
+    const problems = problemsOf(bad);
+    assert.equal(problems.length, Object.keys(bad).length, problems.join('\n'));
+    for (const name of Object.keys(bad)) {
+      assert.equal(
+        problems.filter((p) => p.startsWith(`${name}=`) || p.startsWith(`${name} `)).length,
+        1,
+        `${name} is not named exactly once in:\n${problems.join('\n')}`,
+      );
+    }
+    try {
+      loadConfig(bad);
+    } catch (err) {
+      for (const name of Object.keys(bad)) assert.match((err as Error).message, new RegExp(`\\b${name}\\b`));
+    }
+  });
+
+  test('integers out of range or not integers are refused', () => {
+    for (const port of ['-1', '65536', '80.5', '1e3', '0x50', 'abc', ' ']) {
+      const p = problemsOf({ PORT: port });
+      assert.equal(p.length, 1);
+      assert.match(p[0], /^PORT=/);
+    }
+  });
+
+  test('the signing secret must be long enough and is not echoed', () => {
+    const p = problemsOf({ LIPSYNC_SIGNING_SECRET: 'hunter2-but-short' });
+    assert.equal(p.length, 1);
+    assert.doesNotMatch(p[0], /hunter2/);
+  });
+});

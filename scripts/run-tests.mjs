@@ -53,7 +53,8 @@ function record(counts) {
 }
 
 async function postgresReachable() {
-  const url = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+  const url =
+    process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
   try {
@@ -74,7 +75,9 @@ const files = kinds
   .filter((f) => filters.length === 0 || filters.some((flt) => relative(root, f).includes(flt)));
 
 if (files.length === 0) {
-  console.log(`run-tests: no test files for ${label}${filters.length ? ` matching ${filters.join(', ')}` : ''}`);
+  console.log(
+    `run-tests: no test files for ${label}${filters.length ? ` matching ${filters.join(', ')}` : ''}`,
+  );
   record({ passed: 0, failed: 0, skipped: 0 });
   process.exit(0);
 }

@@ -40,12 +40,16 @@ export async function prepareBounce(
   const chunk = chunkFrames(plan.width, plan.height);
   const cuts: number[] = [];
   for (let f = chunk; f < forwardFrames; f += chunk) cuts.push(f);
-  const forwardPlan: ConformPlan = { ...plan, video: { ...plan.video, strategy: 'trim' } };
+  const forwardPlan: ConformPlan = {
+    ...plan,
+    frameCount: forwardFrames,
+    video: { ...plan.video, strategy: 'trim' },
+  };
 
   // Pass 1: the forward video, conformed (frame rate, size) and split into lossless chunks that each
   // start with a keyframe.
   const fwdArgs = ['-i', videoPath, '-filter_complex', `[0:v:0]${videoChain(forwardPlan)}[v]`];
-  fwdArgs.push('-map', '[v]', '-frames:v', String(forwardFrames), ...losslessIntermediateArgs());
+  fwdArgs.push('-map', '[v]', ...losslessIntermediateArgs());
   fwdArgs.push('-g', String(chunk), '-keyint_min', String(chunk), '-sc_threshold', '0');
   fwdArgs.push('-f', 'segment', '-segment_format', 'mp4', '-reset_timestamps', '1');
   if (cuts.length > 0) fwdArgs.push('-segment_frames', cuts.join(','));

@@ -19,8 +19,8 @@ export function sizeFilters(plan: ConformPlan): string[] {
 
 /**
  * The picture chain from one decoded input to conformed frames: timestamps from zero (stretched for
- * remap, generated for a still image), constant frame rate, output size, and the last frame held so
- * that `-frames:v plan.frameCount` always finds enough frames.
+ * remap, generated for a still image), constant frame rate, output size, then exactly
+ * plan.frameCount frames (the last frame is held if the source runs short by rounding).
  */
 export function videoChain(plan: ConformPlan): string {
   const timing: string[] = [];
@@ -32,7 +32,10 @@ export function videoChain(plan: ConformPlan): string {
     timing.push('setpts=PTS-STARTPTS');
   }
   timing.push(`fps=${plan.fpsText}`);
-  return [...timing, ...sizeFilters(plan), 'tpad=stop=-1:stop_mode=clone'].join(',');
+  // The frame count is cut in the graph, not with -frames:v: that option would end the whole
+  // output file (the audio too) as soon as the video has its frames.
+  const hold = ['tpad=stop=-1:stop_mode=clone', `trim=end_frame=${plan.frameCount}`];
+  return [...timing, ...sizeFilters(plan), ...hold].join(',');
 }
 
 const AUDIO_NORMALISE = [

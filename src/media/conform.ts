@@ -208,7 +208,7 @@ export async function renderConformed(
   const { plan, video } = prepared;
   const audioInput = video.inputArgs.filter((a) => a === '-i').length;
   const args = [...video.inputArgs, '-i', prepared.audioPath, '-filter_complex', video.graph];
-  args.push('-map', `[${video.output}]`, '-map', `${audioInput}:a:0`, '-frames:v', String(plan.frameCount));
+  args.push('-map', `[${video.output}]`, '-map', `${audioInput}:a:0`);
   args.push(...h264Args(opts.h264 ?? DEFAULT_H264), ...aacArgs(), ...containerArgs(format), outputPath);
   await runFfmpeg(args, {
     signal: opts.signal,

@@ -28,7 +28,10 @@ describe(`server and CLI (${process.env.TEST_DATABASE ?? 'sqlite'})`, { timeout:
   const api = (path: string, key: string | null, init: RequestInit = {}) =>
     fetch(`${server.url}${path}`, {
       ...init,
-      headers: { ...(key ? { 'x-api-key': key } : {}), ...(init.body ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        ...(key ? { 'x-api-key': key } : {}),
+        ...(init.body ? { 'content-type': 'application/json' } : {}),
+      },
     });
   const cli = <T = Record<string, any>>(...args: string[]) => runCliJson<T>(args, { env: { ...dep.env } });
 
@@ -48,7 +51,10 @@ describe(`server and CLI (${process.env.TEST_DATABASE ?? 'sqlite'})`, { timeout:
     const list = await api('/v2/projects', ownerKey);
     assert.equal(list.status, 200);
     assert.deepEqual(await list.json(), []);
-    const created = await api('/v2/projects', ownerKey, { method: 'POST', body: JSON.stringify({ name: 'e2e' }) });
+    const created = await api('/v2/projects', ownerKey, {
+      method: 'POST',
+      body: JSON.stringify({ name: 'e2e' }),
+    });
     assert.equal(created.status, 201);
     assert.equal(((await created.json()) as { name: string }).name, 'e2e');
     assert.equal((await api('/v2/projects', null)).status, 401);
@@ -73,7 +79,17 @@ describe(`server and CLI (${process.env.TEST_DATABASE ?? 'sqlite'})`, { timeout:
     assert.ok(list.organizations.some((o) => o.name === 'Default organization'));
     assert.ok(list.organizations.some((o) => o.id === org.id));
 
-    const upd = await cli('org', 'update', org.id, '--name', 'Acme Inc', '--plan', 'scale', '--concurrency', '7');
+    const upd = await cli(
+      'org',
+      'update',
+      org.id,
+      '--name',
+      'Acme Inc',
+      '--plan',
+      'scale',
+      '--concurrency',
+      '7',
+    );
     assert.equal(upd.name, 'Acme Inc');
     assert.equal(upd.plan, 'scale');
     assert.equal(upd.concurrency, 7);
@@ -186,7 +202,9 @@ describe(`server and CLI (${process.env.TEST_DATABASE ?? 'sqlite'})`, { timeout:
 
 describe('bad configuration', { timeout: 60_000 }, () => {
   test('PORT=abc stops the start with a non-zero exit naming the variable', async () => {
-    const r = await runCli(['serve'], { env: { PORT: 'abc', LIPSYNC_DATA_DIR: '/nonexistent/never-created' } });
+    const r = await runCli(['serve'], {
+      env: { PORT: 'abc', LIPSYNC_DATA_DIR: '/nonexistent/never-created' },
+    });
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /PORT/);
     assert.match(r.stderr, /abc/);

@@ -14,7 +14,9 @@ export function testDatabase(): TestDatabase {
 
 /** The PostgreSQL database the tests create their schemas in. */
 export function testPostgresUrl(): string {
-  return process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+  return (
+    process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
+  );
 }
 
 export interface TestSchema {

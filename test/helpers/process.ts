@@ -172,7 +172,9 @@ export async function startServer(
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
   for (;;) {
     if (exitCode !== undefined) {
-      throw new Error(`lipsync serve exited with ${exitCode} before it was ready\nstdout: ${out}\nstderr: ${err}`);
+      throw new Error(
+        `lipsync serve exited with ${exitCode} before it was ready\nstdout: ${out}\nstderr: ${err}`,
+      );
     }
     try {
       const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });
@@ -182,7 +184,9 @@ export async function startServer(
     }
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`lipsync serve did not answer /health within the time limit\nstdout: ${out}\nstderr: ${err}`);
+      throw new Error(
+        `lipsync serve did not answer /health within the time limit\nstdout: ${out}\nstderr: ${err}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 100));
   }

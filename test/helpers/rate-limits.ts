@@ -19,12 +19,18 @@ export function assertRateLimited(res: {
   assert.equal(body.errorCode, 'rate_limit_exceeded');
   assert.equal(body.error, 'Too Many Requests');
   assert.equal(typeof body.message, 'string');
-  assert.ok(Number.isInteger(body.retryAfter) && body.retryAfter >= 1 && body.retryAfter <= 60, `retryAfter ${body.retryAfter}`);
+  assert.ok(
+    Number.isInteger(body.retryAfter) && body.retryAfter >= 1 && body.retryAfter <= 60,
+    `retryAfter ${body.retryAfter}`,
+  );
   const reset = Date.parse(body.resetTime);
   assert.ok(!Number.isNaN(reset), `resetTime ${body.resetTime}`);
   assert.equal(new Date(reset).toISOString(), body.resetTime);
   assert.equal(reset % 60_000, 0, 'the window ends on a whole minute');
   const secondsLeft = (reset - Date.now()) / 1000;
-  assert.ok(Math.abs(secondsLeft - body.retryAfter) <= 2, `retryAfter ${body.retryAfter} vs ${secondsLeft}s to reset`);
+  assert.ok(
+    Math.abs(secondsLeft - body.retryAfter) <= 2,
+    `retryAfter ${body.retryAfter} vs ${secondsLeft}s to reset`,
+  );
   assert.equal(res.headers['retry-after'], String(body.retryAfter));
 }

@@ -1,7 +1,14 @@
 // /v2/api-keys: create, list, rename and revoke with the role rules of the spec.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createKey, createOrgWithKey, createTestServices, type TestKey, type TestOrg, type TestServices } from '../helpers/index.js';
+import {
+  createKey,
+  createOrgWithKey,
+  createTestServices,
+  type TestKey,
+  type TestOrg,
+  type TestServices,
+} from '../helpers/index.js';
 
 describe(`API key routes (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
   let t: TestServices;
@@ -20,7 +27,14 @@ describe(`API key routes (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     const res = await inject('POST', '/v2/api-keys', who, body);
     assert.equal(res.statusCode, 201, res.body);
     const created = res.json();
-    return { body: created, key: { key: created.key, record: { ...created, keyHash: '' }, headers: { 'x-api-key': created.key } } as TestKey };
+    return {
+      body: created,
+      key: {
+        key: created.key,
+        record: { ...created, keyHash: '' },
+        headers: { 'x-api-key': created.key },
+      } as TestKey,
+    };
   }
 
   async function listIds(who: TestKey): Promise<string[]> {
@@ -39,7 +53,10 @@ describe(`API key routes (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     assert.equal(body.createdByKeyId, org.owner.record.id);
     assert.ok(body.key.startsWith(body.prefix));
     assert.equal(body.keyHash, undefined);
-    assert.equal((await t.app.inject({ method: 'GET', url: '/v2/projects', headers: key.headers })).statusCode, 200);
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: '/v2/projects', headers: key.headers })).statusCode,
+      200,
+    );
 
     // Later reads never show it again.
     const list = await inject('GET', '/v2/api-keys', org.owner);
@@ -67,7 +84,10 @@ describe(`API key routes (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     }
     assert.ok(!res.body.includes(org.owner.key), 'secret leaked');
     for (const k of res.json()) {
-      assert.deepEqual(Object.keys(k).filter((f) => /key$|hash|secret/i.test(f) && f !== 'createdByKeyId'), []);
+      assert.deepEqual(
+        Object.keys(k).filter((f) => /key$|hash|secret/i.test(f) && f !== 'createdByKeyId'),
+        [],
+      );
       assert.ok(k.prefix.length <= 'sk_lipsync_'.length + 6);
     }
   });
@@ -85,7 +105,9 @@ describe(`API key routes (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     const at = new Date(Date.now() + 86_400_000).toISOString();
     const { body } = await createVia(org.owner, { name: 'temp', expiresAt: at });
     assert.equal(body.expiresAt, at);
-    const past = await createKey(t.services, org.organization.id, { expiresAt: new Date(Date.now() - 1000).toISOString() });
+    const past = await createKey(t.services, org.organization.id, {
+      expiresAt: new Date(Date.now() - 1000).toISOString(),
+    });
     const list = (await inject('GET', '/v2/api-keys', org.owner)).json();
     assert.equal(list.find((k: { id: string }) => k.id === past.record.id).status, 'expired');
   });
@@ -131,7 +153,10 @@ describe(`API key routes (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
       assert.equal(r.json().errorCode, 'api_key_not_found');
       const d = await inject('DELETE', `/v2/api-keys/${admin.record.id}`, org.owner);
       assert.equal(d.statusCode, 404);
-      assert.equal((await t.app.inject({ method: 'GET', url: '/v2/projects', headers: admin.headers })).statusCode, 200);
+      assert.equal(
+        (await t.app.inject({ method: 'GET', url: '/v2/projects', headers: admin.headers })).statusCode,
+        200,
+      );
     });
 
     test('a member cannot rename or revoke keys it did not create; they look missing', async () => {
@@ -168,7 +193,9 @@ describe(`API key routes (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     });
 
     test('an admin renames and revokes member keys but not owner keys', async () => {
-      const rn = await inject('PATCH', `/v2/api-keys/${memberA.record.id}`, admin, { name: 'renamed by admin' });
+      const rn = await inject('PATCH', `/v2/api-keys/${memberA.record.id}`, admin, {
+        name: 'renamed by admin',
+      });
       assert.equal(rn.statusCode, 200);
       assert.equal(rn.json().name, 'renamed by admin');
 
@@ -177,25 +204,36 @@ describe(`API key routes (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
       assert.equal(rOwner.json().errorCode, 'forbidden');
       const dOwner = await inject('DELETE', `/v2/api-keys/${o.owner.record.id}`, admin);
       assert.equal(dOwner.statusCode, 403);
-      assert.equal((await t.app.inject({ method: 'GET', url: '/v2/projects', headers: o.owner.headers })).statusCode, 200);
+      assert.equal(
+        (await t.app.inject({ method: 'GET', url: '/v2/projects', headers: o.owner.headers })).statusCode,
+        200,
+      );
 
       const d = await inject('DELETE', `/v2/api-keys/${bOwn.record.id}`, admin);
       assert.equal(d.statusCode, 200);
       assert.equal(d.json().status, 'revoked');
       assert.ok(d.json().revokedAt);
-      assert.equal((await t.app.inject({ method: 'GET', url: '/v2/projects', headers: bOwn.headers })).statusCode, 401);
+      assert.equal(
+        (await t.app.inject({ method: 'GET', url: '/v2/projects', headers: bOwn.headers })).statusCode,
+        401,
+      );
     });
 
     test('an owner revokes any key, an admin key included; revocation is permanent', async () => {
       const d = await inject('DELETE', `/v2/api-keys/${admin.record.id}`, o.owner);
       assert.equal(d.statusCode, 200);
       const first = d.json().revokedAt;
-      assert.equal((await t.app.inject({ method: 'GET', url: '/v2/projects', headers: admin.headers })).statusCode, 401);
+      assert.equal(
+        (await t.app.inject({ method: 'GET', url: '/v2/projects', headers: admin.headers })).statusCode,
+        401,
+      );
       // Revoking again keeps the first revocation time.
       const again = await inject('DELETE', `/v2/api-keys/${admin.record.id}`, o.owner);
       assert.equal(again.statusCode, 200);
       assert.equal(again.json().revokedAt, first);
-      const listed = (await inject('GET', '/v2/api-keys', o.owner)).json().find((k: { id: string }) => k.id === admin.record.id);
+      const listed = (await inject('GET', '/v2/api-keys', o.owner))
+        .json()
+        .find((k: { id: string }) => k.id === admin.record.id);
       assert.equal(listed.status, 'revoked');
     });
 

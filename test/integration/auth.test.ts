@@ -2,7 +2,13 @@
 // a draft organization gets 422 organization_draft.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createKey, createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
+import {
+  createKey,
+  createOrgWithKey,
+  createTestServices,
+  type TestOrg,
+  type TestServices,
+} from '../helpers/index.js';
 
 describe(`authentication (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
   let t: TestServices;
@@ -61,14 +67,22 @@ describe(`authentication (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
   test('a revoked key gives 401 at once', async () => {
     const k = await createKey(t.services, org.organization.id, { name: 'soon revoked' });
     assert.equal((await get(k.headers)).statusCode, 200);
-    const del = await t.app.inject({ method: 'DELETE', url: `/v2/api-keys/${k.record.id}`, headers: org.owner.headers });
+    const del = await t.app.inject({
+      method: 'DELETE',
+      url: `/v2/api-keys/${k.record.id}`,
+      headers: org.owner.headers,
+    });
     assert.equal(del.statusCode, 200);
     assert401(await get(k.headers));
   });
 
   test('a key revoked with itself stops working on the next request', async () => {
     const k = await createKey(t.services, org.organization.id, { role: 'admin' });
-    const del = await t.app.inject({ method: 'DELETE', url: `/v2/api-keys/${k.record.id}`, headers: k.headers });
+    const del = await t.app.inject({
+      method: 'DELETE',
+      url: `/v2/api-keys/${k.record.id}`,
+      headers: k.headers,
+    });
     assert.equal(del.statusCode, 200);
     assert401(await get(k.headers));
   });
@@ -112,6 +126,9 @@ describe(`authentication (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
   });
 
   test('a bad key on an open route is ignored, not refused', async () => {
-    assert.equal((await t.app.inject({ method: 'GET', url: '/v2/errors', headers: { 'x-api-key': 'nope' } })).statusCode, 200);
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: '/v2/errors', headers: { 'x-api-key': 'nope' } })).statusCode,
+      200,
+    );
   });
 });

@@ -17,7 +17,11 @@ describe(`API documentation (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     assert.match(doc.openapi, /^3\.1\./);
     assert.ok(doc.paths['/v2/projects']);
     assert.ok(doc.paths['/v2/projects/{id}']);
-    assert.deepEqual(doc.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'x-api-key' });
+    assert.deepEqual(doc.components.securitySchemes.apiKey, {
+      type: 'apiKey',
+      in: 'header',
+      name: 'x-api-key',
+    });
     // The public catalogue is documented as needing no key.
     assert.deepEqual(doc.paths['/v2/errors'].get.security, []);
   });

@@ -47,7 +47,12 @@ describe(`HTTP error handling (${process.env.TEST_DATABASE ?? 'sqlite'})`, () =>
   });
 
   test('a schema failure is 400 naming the field', async () => {
-    const missing = await t.app.inject({ method: 'POST', url: '/v2/projects', headers: org.owner.headers, payload: {} });
+    const missing = await t.app.inject({
+      method: 'POST',
+      url: '/v2/projects',
+      headers: org.owner.headers,
+      payload: {},
+    });
     assert.equal(missing.statusCode, 400);
     assertErrorBody(missing.json(), 400, 'invalid_request');
     assert.equal(missing.json().field, 'name');
@@ -61,12 +66,20 @@ describe(`HTTP error handling (${process.env.TEST_DATABASE ?? 'sqlite'})`, () =>
     assert.equal(empty.statusCode, 400);
     assert.equal(empty.json().field, 'name');
 
-    const query = await t.app.inject({ method: 'GET', url: '/v2/projects?limit=0', headers: org.owner.headers });
+    const query = await t.app.inject({
+      method: 'GET',
+      url: '/v2/projects?limit=0',
+      headers: org.owner.headers,
+    });
     assert.equal(query.statusCode, 400);
     assertErrorBody(query.json(), 400, 'invalid_request');
     assert.equal(query.json().field, 'limit');
 
-    const tooMany = await t.app.inject({ method: 'GET', url: '/v2/projects?limit=101', headers: org.owner.headers });
+    const tooMany = await t.app.inject({
+      method: 'GET',
+      url: '/v2/projects?limit=101',
+      headers: org.owner.headers,
+    });
     assert.equal(tooMany.statusCode, 400);
     assert.equal(tooMany.json().field, 'limit');
   });
@@ -86,7 +99,11 @@ describe(`HTTP error handling (${process.env.TEST_DATABASE ?? 'sqlite'})`, () =>
 
   test('an unexpected failure is 500 internal_error with the request id and no internals', async () => {
     const before = failures;
-    const res = await t.app.inject({ method: 'GET', url: '/v2/test-only/explode', headers: org.owner.headers });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/v2/test-only/explode',
+      headers: org.owner.headers,
+    });
     assert.equal(failures, before + 1, 'the failing route did not run');
     assert.equal(res.statusCode, 500);
     const body = res.json();

@@ -69,7 +69,13 @@ describe(`projects (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
 
   test('missing, malformed and foreign ids are all project_not_found', async () => {
     const foreign = (await call(other, 'POST', '/v2/projects', { name: 'theirs' })).json();
-    for (const id of [randomUUID(), 'not-a-uuid', foreign.id, `${foreign.id.slice(0, -1)}x`, "1' OR '1'='1"]) {
+    for (const id of [
+      randomUUID(),
+      'not-a-uuid',
+      foreign.id,
+      `${foreign.id.slice(0, -1)}x`,
+      "1' OR '1'='1",
+    ]) {
       const url = `/v2/projects/${encodeURIComponent(id)}`;
       assertNotFound(await call(org, 'GET', url));
       assertNotFound(await call(org, 'PATCH', url, { name: 'mine now' }));
@@ -80,7 +86,7 @@ describe(`projects (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     assert.equal(still.json().name, 'theirs');
   });
 
-  test('the list holds only the organization\'s projects, newest first, and pages with a cursor', async () => {
+  test("the list holds only the organization's projects, newest first, and pages with a cursor", async () => {
     const o = await createOrgWithKey(t.services, { name: 'Paging org' });
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) {
@@ -114,7 +120,10 @@ describe(`projects (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
       if (page.length < 3) break;
     }
     assert.equal(pages, 3);
-    assert.deepEqual(seen, all.map((p: { id: string }) => p.id));
+    assert.deepEqual(
+      seen,
+      all.map((p: { id: string }) => p.id),
+    );
     assert.deepEqual([...seen].sort(), [...ids].sort());
   });
 
@@ -125,7 +134,13 @@ describe(`projects (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     for (let i = 0; i < 5; i++) {
       const id = randomUUID();
       ids.push(id);
-      await t.services.store.projects.insert({ id, organizationId: o.organization.id, name: `same ${i}`, createdAt: at, updatedAt: at });
+      await t.services.store.projects.insert({
+        id,
+        organizationId: o.organization.id,
+        name: `same ${i}`,
+        createdAt: at,
+        updatedAt: at,
+      });
     }
     const seen: string[] = [];
     let cursor = '';

@@ -100,7 +100,7 @@ describe(`rate limits shared through Redis (${process.env.TEST_DATABASE ?? 'sqli
     assert.equal((await get(a, null, ip2, '/v2/errors')).statusCode, 200);
   });
 
-  test('the counter is in Redis under the key\'s identity', async (ctx) => {
+  test("the counter is in Redis under the key's identity", async (ctx) => {
     if (skip) return ctx.skip(skip);
     await waitForFreshWindow();
     const k = await createKey(a.services, org.organization.id);

@@ -23,7 +23,10 @@ describe(`rate limits, in memory (${process.env.TEST_DATABASE ?? 'sqlite'})`, ()
   });
   after(() => t.cleanup());
 
-  const get = (key: TestKey | null, opts: { ip?: string; url?: string; headers?: Record<string, string> } = {}) =>
+  const get = (
+    key: TestKey | null,
+    opts: { ip?: string; url?: string; headers?: Record<string, string> } = {},
+  ) =>
     t.app.inject({
       method: 'GET',
       url: opts.url ?? '/v2/projects',
@@ -58,7 +61,7 @@ describe(`rate limits, in memory (${process.env.TEST_DATABASE ?? 'sqlite'})`, ()
     assert.equal(resB.headers['x-ratelimit-remaining'], '2');
   });
 
-  test('changing IP does not bypass a key\'s limit', async () => {
+  test("changing IP does not bypass a key's limit", async () => {
     await waitForFreshWindow();
     const k = await createKey(t.services, org.organization.id);
     for (let i = 0; i < 3; i++) assert.equal((await get(k, { ip: `198.51.100.${i + 1}` })).statusCode, 200);
@@ -68,7 +71,8 @@ describe(`rate limits, in memory (${process.env.TEST_DATABASE ?? 'sqlite'})`, ()
 
   test('requests without a key are counted per IP', async () => {
     await waitForFreshWindow();
-    for (let i = 0; i < 3; i++) assert.equal((await get(null, { url: '/v2/errors', ip: '203.0.113.1' })).statusCode, 200);
+    for (let i = 0; i < 3; i++)
+      assert.equal((await get(null, { url: '/v2/errors', ip: '203.0.113.1' })).statusCode, 200);
     assertRateLimited(await get(null, { url: '/v2/errors', ip: '203.0.113.1' }));
     assert.equal((await get(null, { url: '/v2/errors', ip: '203.0.113.2' })).statusCode, 200);
     // A key's requests from the exhausted IP are not charged to that IP.
@@ -79,7 +83,8 @@ describe(`rate limits, in memory (${process.env.TEST_DATABASE ?? 'sqlite'})`, ()
   test('failed key guesses are counted against the IP', async () => {
     await waitForFreshWindow();
     const guess = { 'x-api-key': 'sk_lipsync_' + 'A'.repeat(43) };
-    for (let i = 0; i < 3; i++) assert.equal((await get(null, { ip: '203.0.113.50', headers: guess })).statusCode, 401);
+    for (let i = 0; i < 3; i++)
+      assert.equal((await get(null, { ip: '203.0.113.50', headers: guess })).statusCode, 401);
     assertRateLimited(await get(null, { ip: '203.0.113.50', headers: guess }));
     assertRateLimited(await get(null, { ip: '203.0.113.50' }));
   });

@@ -78,7 +78,8 @@ export const fileRoutes: FastifyPluginAsync<{ services: Services }> = async (app
     method: ['GET', 'HEAD'],
     url: '/v2/files/*',
     schema: { hide: true },
-    config: { auth: false },
+    // Players seek with many range requests: signed files get their own, larger per-IP budget.
+    config: { auth: false, rateRule: { bucket: 'files', max: 6000, windowMs: 60_000 } },
     handler: serve,
   });
 };

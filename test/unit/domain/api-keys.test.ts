@@ -160,7 +160,8 @@ describe('roles', () => {
   test('whoever may manage a key may also see it', () => {
     fc.assert(
       fc.property(id, role, id, fc.option(id, { nil: null }), role, (a, ar, s, by, sr) => {
-        if (canManageKey(actor(a, ar), subject(s, by, sr))) assert.ok(canSeeKey(actor(a, ar), subject(s, by, sr)));
+        if (canManageKey(actor(a, ar), subject(s, by, sr)))
+          assert.ok(canSeeKey(actor(a, ar), subject(s, by, sr)));
       }),
     );
   });

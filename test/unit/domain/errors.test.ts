@@ -83,10 +83,7 @@ describe('error catalogue', () => {
 
   test('catalogue() serves every entry with code, message and suggestion', () => {
     const served = catalogue();
-    assert.deepEqual(
-      served.map((e) => e.code).sort(),
-      Object.keys(ERRORS).sort(),
-    );
+    assert.deepEqual(served.map((e) => e.code).sort(), Object.keys(ERRORS).sort());
     for (const e of served) {
       const src = ERRORS[e.code as ErrorCode];
       assert.equal(e.message, src.message);

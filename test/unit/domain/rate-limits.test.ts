@@ -1,7 +1,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { TABLED_RATE_RULES, decide, ruleFor, windowStart, type RateRule } from '../../../src/domain/rate-limits.js';
+import {
+  TABLED_RATE_RULES,
+  decide,
+  ruleFor,
+  windowStart,
+  type RateRule,
+} from '../../../src/domain/rate-limits.js';
 
 const MINUTE = 60_000;
 
@@ -9,7 +15,11 @@ describe('rate rules', () => {
   test('the spec table: tts, tts jobs, voices and asset uploads', () => {
     assert.deepEqual(ruleFor('POST', '/v2/tts', 600), { bucket: 'tts', max: 60, windowMs: MINUTE });
     assert.deepEqual(ruleFor('POST', '/v2/tts/jobs', 600), { bucket: 'tts_jobs', max: 60, windowMs: MINUTE });
-    assert.deepEqual(ruleFor('POST', '/v2/voices', 600), { bucket: 'voices_create', max: 10, windowMs: 60 * MINUTE });
+    assert.deepEqual(ruleFor('POST', '/v2/voices', 600), {
+      bucket: 'voices_create',
+      max: 10,
+      windowMs: 60 * MINUTE,
+    });
     assert.deepEqual(ruleFor('POST', '/v2/assets/upload', 600), {
       bucket: 'assets_upload',
       max: 120,
@@ -40,11 +50,15 @@ describe('rate rules', () => {
 describe('fixed windows', () => {
   test('a window starts at a multiple of its length, at or before now', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 2 ** 45 }), fc.constantFrom(1000, MINUTE, 3_600_000), (now, w) => {
-        const s = windowStart(now, w);
-        assert.equal(s % w, 0);
-        assert.ok(s <= now && now < s + w);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 2 ** 45 }),
+        fc.constantFrom(1000, MINUTE, 3_600_000),
+        (now, w) => {
+          const s = windowStart(now, w);
+          assert.equal(s % w, 0);
+          assert.ok(s <= now && now < s + w);
+        },
+      ),
     );
   });
 

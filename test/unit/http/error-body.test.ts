@@ -72,7 +72,10 @@ describe('framework errors', () => {
     assert.equal(toAppError(coded('FST_ERR_CTP_INVALID_MEDIA_TYPE', 415))?.code, 'unsupported_media_type');
     assert.equal(toAppError(coded('FST_ERR_CTP_EMPTY_JSON_BODY', 400))?.code, 'invalid_request');
     assert.equal(toAppError(coded('FST_ERR_CTP_INVALID_JSON_BODY', 400))?.code, 'invalid_request');
-    assert.equal(toAppError(coded('FST_REQ_FILE_TOO_LARGE', 413))?.code, 'generation_input_validation_failed');
+    assert.equal(
+      toAppError(coded('FST_REQ_FILE_TOO_LARGE', 413))?.code,
+      'generation_input_validation_failed',
+    );
     assert.equal(toAppError(coded('FST_FILES_LIMIT', 413))?.code, 'generation_input_validation_failed');
   });
 

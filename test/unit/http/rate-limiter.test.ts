@@ -10,9 +10,11 @@ describe('in-memory rate limiter', () => {
   test('counts per identity within a window', async () => {
     const rl = new MemoryRateLimiter();
     assert.deepEqual(
-      [await rl.hit(rule, 'key:a', t0), await rl.hit(rule, 'key:a', t0 + 1), await rl.hit(rule, 'key:a', t0 + 2)].map(
-        (d) => [d.allowed, d.remaining],
-      ),
+      [
+        await rl.hit(rule, 'key:a', t0),
+        await rl.hit(rule, 'key:a', t0 + 1),
+        await rl.hit(rule, 'key:a', t0 + 2),
+      ].map((d) => [d.allowed, d.remaining]),
       [
         [true, 1],
         [true, 0],

@@ -45,9 +45,9 @@ export interface FfmpegProcess {
 
 const TAIL_LINES = 30;
 
-/** Starts ffmpeg with `-hide_banner -nostdin -loglevel error` (plus the caller's args). */
+/** Starts ffmpeg with `-hide_banner -nostats -loglevel error` (+ `-nostdin`) and the caller's args. */
 export function startFfmpeg(args: readonly string[], opts: StartOptions): FfmpegProcess {
-  const base = ['-hide_banner', '-loglevel', 'error'];
+  const base = ['-hide_banner', '-nostats', '-loglevel', 'error'];
   if (opts.stdin === 'ignore') base.push('-nostdin');
   const child = spawn(FFMPEG_BIN, [...base, ...args], {
     stdio: [opts.stdin, opts.stdout, 'pipe'],
@@ -104,12 +104,12 @@ export function startFfmpeg(args: readonly string[], opts: StartOptions): Ffmpeg
 }
 
 /**
- * Runs ffmpeg to completion. Global options `-y -nostats -progress pipe:1` are added; progress is
+ * Runs ffmpeg to completion. Global options `-y -progress pipe:1` are added; progress is
  * reported as seconds of output time. Rejects with MediaProcessError (reason failed, aborted,
  * timeout or spawn) carrying the last stderr lines.
  */
 export async function runFfmpeg(args: string[], opts: FfmpegRunOptions = {}): Promise<void> {
-  const proc = startFfmpeg(['-y', '-nostats', '-progress', 'pipe:1', ...args], {
+  const proc = startFfmpeg(['-y', '-progress', 'pipe:1', ...args], {
     signal: opts.signal,
     timeoutMs: opts.timeoutMs,
     stdin: 'ignore',

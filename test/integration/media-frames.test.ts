@@ -1,0 +1,171 @@
+// runFfmpeg (progress, failure, timeout, abort) and the raw frame decoder/encoder the engine stage
+// uses, on real ffmpeg.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { conformedFrames, prepareConform } from '../../src/media/conform.js';
+import { MediaProcessError, runFfmpeg } from '../../src/media/ffmpeg.js';
+import { decodeFrames, encodeFrames } from '../../src/media/frames.js';
+import { probeMedia } from '../../src/media/probe.js';
+import { makeTempDir, removeTempDir } from '../../src/media/tempdir.js';
+import {
+  collect,
+  fileFrames,
+  frameDiff,
+  makeInputs,
+  media,
+  streams,
+  type TestInputs,
+} from './media-support.js';
+
+const isProcessError = (reason: string) => (e: unknown) =>
+  e instanceof MediaProcessError && e.reason === reason;
+
+describe('runFfmpeg', () => {
+  it('reports progress in seconds of output', async () => {
+    const seen: number[] = [];
+    await runFfmpeg(['-f', 'lavfi', '-i', 'testsrc=size=64x64:rate=25', '-t', '3', '-f', 'null', '-'], {
+      onProgress: (s) => seen.push(s),
+    });
+    assert.ok(seen.length > 0);
+    assert.ok(seen.every((s, i) => i === 0 || s >= seen[i - 1]));
+    assert.ok(Math.abs((seen.at(-1) ?? 0) - 3) < 0.1, `last ${seen.at(-1)}`);
+  });
+
+  it('rejects with the last stderr lines when ffmpeg fails', async () => {
+    await assert.rejects(runFfmpeg(['-i', '/nonexistent/input.mp4', '-f', 'null', '-']), (e: unknown) => {
+      assert.ok(isProcessError('failed')(e));
+      const err = e as MediaProcessError;
+      assert.ok(err.exitCode !== 0 && err.exitCode !== null);
+      assert.match(err.stderrTail.join('\n'), /No such file or directory/);
+      assert.match(err.message, /No such file/);
+      return true;
+    });
+  });
+
+  it('kills ffmpeg on timeout and on abort', async () => {
+    const endless = ['-f', 'lavfi', '-re', '-i', 'testsrc=size=64x64:rate=25', '-f', 'null', '-'];
+    let t = Date.now();
+    await assert.rejects(runFfmpeg(endless, { timeoutMs: 300 }), isProcessError('timeout'));
+    assert.ok(Date.now() - t < 3000);
+    t = Date.now();
+    await assert.rejects(runFfmpeg(endless, { signal: AbortSignal.timeout(300) }), isProcessError('aborted'));
+    assert.ok(Date.now() - t < 3000);
+    await assert.rejects(runFfmpeg(endless, { signal: AbortSignal.abort() }), isProcessError('aborted'));
+  });
+});
+
+describe('raw frames', () => {
+  let dir: string;
+  let inp: TestInputs;
+  before(async () => {
+    dir = await makeTempDir('media-frames');
+    inp = await makeInputs(dir);
+  });
+  after(async () => {
+    await removeTempDir(dir);
+  });
+
+  it('decodes into frames of exactly width*height*3 bytes, at any requested size', async () => {
+    const full = await collect(decodeFrames({ inputArgs: ['-i', inp.clip], width: 160, height: 160 }));
+    assert.equal(full.length, 50);
+    assert.ok(full.every((f) => f.length === 160 * 160 * 3));
+    const small = await collect(
+      decodeFrames({ inputArgs: ['-i', inp.clip], width: 64, height: 48, maxFrames: 7 }),
+    );
+    assert.equal(small.length, 7);
+    assert.ok(small.every((f) => f.length === 64 * 48 * 3));
+  });
+
+  it('stops ffmpeg when the consumer stops early, and applies backpressure', async () => {
+    const spec = { inputArgs: ['-i', media('latentsync_demo1.mp4')], width: 1080, height: 1920 };
+    const frameBytes = 1080 * 1920 * 3;
+    let t = Date.now();
+    let n = 0;
+    for await (const frame of decodeFrames(spec)) {
+      assert.equal(frame.length, frameBytes);
+      if (++n === 2) break;
+    }
+    assert.ok(Date.now() - t < 3000, 'returned promptly');
+
+    // A paused consumer: Node must not buffer the rest of the video (250 frames, 1.5 GB).
+    const it = decodeFrames(spec)[Symbol.asyncIterator]();
+    await it.next();
+    const before = process.memoryUsage().arrayBuffers;
+    await sleep(1500);
+    const grown = process.memoryUsage().arrayBuffers - before;
+    assert.ok(grown < 4 * frameBytes, `buffered ${(grown / frameBytes).toFixed(1)} frames while paused`);
+    t = Date.now();
+    await it.return?.(undefined);
+    assert.ok(Date.now() - t < 3000);
+  });
+
+  it('engine path: conformed frames -> transform -> encodeFrames with the soundtrack', async () => {
+    const work = await makeTempDir('engine', dir);
+    const prepared = await prepareConform(
+      {
+        visual: { path: inp.clip, probe: await probeMedia(inp.clip) },
+        audio: { path: inp.longWav, probe: await probeMedia(inp.longWav) },
+        options: { syncMode: 'loop' },
+      },
+      work,
+    );
+    const { plan } = prepared;
+    async function* invert(frames: AsyncIterable<Buffer>) {
+      for await (const f of frames) {
+        const out = Buffer.allocUnsafe(f.length);
+        for (let i = 0; i < f.length; i++) out[i] = 255 - f[i];
+        yield out;
+      }
+    }
+    const out = join(dir, 'engine.mp4');
+    let last = 0;
+    const result = await encodeFrames(
+      invert(conformedFrames(prepared)),
+      {
+        width: plan.width,
+        height: plan.height,
+        fps: plan.fpsText,
+        outputPath: out,
+        format: 'mp4',
+        audioPath: prepared.audioPath,
+      },
+      { onFrames: (n) => (last = n) },
+    );
+    assert.equal(result.frames, plan.frameCount);
+    assert.equal(last, plan.frameCount);
+    const s = await streams(out);
+    assert.ok(s.video && s.audio);
+    assert.equal(s.video.frames, plan.frameCount);
+    assert.equal(s.video.fps, 25);
+    assert.ok(Math.abs(s.audio.duration - plan.durationSeconds) <= 0.05);
+    const original = await collect(conformedFrames(prepared));
+    const encoded = await fileFrames(out, plan.width, plan.height);
+    const inverted = Buffer.from(original[10].map((v) => 255 - v));
+    assert.ok(frameDiff(encoded[10], inverted) < 4, 'the transformed picture was encoded');
+    assert.ok(frameDiff(encoded[10], original[10]) > 30);
+    await removeTempDir(work);
+  });
+
+  it('refuses frames of the wrong size and reports ffmpeg failures', async () => {
+    const spec = {
+      width: 32,
+      height: 32,
+      fps: '25',
+      outputPath: join(dir, 'bad.mp4'),
+      format: 'mp4' as const,
+    };
+    await assert.rejects(encodeFrames([Buffer.alloc(32 * 32 * 3), Buffer.alloc(10)], spec), RangeError);
+    await assert.rejects(
+      encodeFrames([Buffer.alloc(32 * 32 * 3)], { ...spec, audioPath: join(dir, 'missing.wav') }),
+      (e: unknown) =>
+        isProcessError('failed')(e) && /missing\.wav/.test((e as MediaProcessError).stderrTail.join('\n')),
+    );
+    async function* failing() {
+      yield Buffer.alloc(32 * 32 * 3);
+      throw new Error('engine crashed');
+    }
+    await assert.rejects(encodeFrames(failing(), spec), /engine crashed/);
+  });
+});

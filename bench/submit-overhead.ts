@@ -1,0 +1,272 @@
+// Submit-to-COMPLETED time of a real generation (a fixture face clip and a WAV, sync_mode cut_off)
+// through the API and the in-process worker of a real server process, against the pipeline's own
+// media work on the same inputs measured in the same run:
+//
+//   pipeline ffmpeg  the pipeline's conform and encode (prepareConform + renderConformed, the same
+//                    ffmpeg runs the job makes), called directly
+//   one-pass ffmpeg  for reference: one plain ffmpeg command that cuts, re-encodes and muxes
+//
+// Printed: medians over N runs, the overhead (absolute and as a ratio) and where the time goes.
+//
+// The model is mapped to the passthrough engine (LIPSYNC_ENGINES_FILE) so that the job's media work is
+// exactly the conform + encode of the baseline; --engine=cpu measures another engine, whose own work
+// then counts as overhead.
+//
+//   node --import tsx bench/submit-overhead.ts [--quick] [--runs=N] [--video=face_1.mp4]
+//                                              [--audio=audio_1.wav] [--engine=passthrough]
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { parseArgs, intOption } from './lib/args.js';
+import { onCleanup, runMain } from './lib/cleanup.js';
+import { startServiceServer, type BenchChild } from './lib/child.js';
+import { deployment } from './lib/deployment.js';
+import { machineLine, median, num, printTable, ratio, wallNow } from './lib/stats.js';
+import { fixture } from '../test/helpers/paths.js';
+import { prepareConform, renderConformed } from '../src/media/conform.js';
+import { probeMedia } from '../src/media/probe.js';
+import { runFfmpeg } from '../src/media/ffmpeg.js';
+import { aacArgs, containerArgs, h264Args } from '../src/media/encoding.js';
+import type { GenerationRecord } from '../src/store/generations.js';
+
+const args = parseArgs();
+const RUNS = intOption(args, 'runs', args.quick ? 2 : 5);
+const VIDEO = fixture(`media/${args.values.video ?? 'face_1.mp4'}`);
+const AUDIO = fixture(`media/${args.values.audio ?? 'audio_1.wav'}`);
+const ENGINE = args.values.engine ?? 'passthrough';
+const MODEL = 'lipsync-2';
+const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELED', 'TIMED_OUT', 'REJECTED']);
+
+interface ServiceRun {
+  totalMs: number;
+  /** POST /v2/generate until its 201 arrived (inputs located and probed, row and job written). */
+  postMs: number;
+  /** From the row's createdAt to the worker's claim (startedAt). */
+  queueMs: number;
+  /** From the claim to the terminal state (finishedAt): the job as the worker runs it. */
+  jobMs: number;
+  /** From finishedAt until the long-poll answer had arrived. */
+  notifyMs: number;
+}
+
+async function time<T>(fn: () => Promise<T>): Promise<number> {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+}
+
+/** The pipeline's conform + encode, as run-generation.ts calls them, in a fresh folder. */
+async function pipelineFfmpeg(
+  work: string,
+  probes: { video: Awaited<ReturnType<typeof probeMedia>>; audio: Awaited<ReturnType<typeof probeMedia>> },
+): Promise<number> {
+  const dir = await mkdtemp(join(work, 'pipeline-'));
+  try {
+    return await time(async () => {
+      const prepared = await prepareConform(
+        {
+          visual: { path: VIDEO, probe: probes.video },
+          audio: { path: AUDIO, probe: probes.audio },
+          options: {
+            syncMode: 'cut_off',
+            outputFormat: 'mp4',
+            speedup: 1,
+            fps: null,
+            outputResolution: null,
+            segments: [],
+          },
+        },
+        dir,
+      );
+      await renderConformed(prepared, join(dir, 'output.mp4'), 'mp4');
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** One plain ffmpeg command: the face clip's picture cut to the audio's length, re-encoded, muxed. */
+async function onePassFfmpeg(work: string, seconds: number): Promise<number> {
+  const out = join(work, `one-pass-${Date.now()}.mp4`);
+  try {
+    return await time(() =>
+      runFfmpeg([
+        '-an',
+        '-i',
+        VIDEO,
+        '-i',
+        AUDIO,
+        '-map',
+        '0:v:0',
+        '-map',
+        '1:a:0',
+        '-t',
+        seconds.toFixed(3),
+        ...h264Args(),
+        ...aacArgs(),
+        ...containerArgs('mp4'),
+        out,
+      ]),
+    );
+  } finally {
+    await rm(out, { force: true });
+  }
+}
+
+async function upload(server: BenchChild, path: string): Promise<string> {
+  const form = new FormData();
+  form.append('file', new Blob([await readFile(path)]), basename(path));
+  const res = await fetch(`${server.ready.url}/v2/assets/upload`, {
+    method: 'POST',
+    headers: { 'x-api-key': server.ready.apiKey as string },
+    body: form,
+  });
+  const body = (await res.json()) as { id?: string };
+  if (res.status !== 201 || !body.id)
+    throw new Error(`uploading ${path} answered ${res.status} ${JSON.stringify(body)}`);
+  return body.id;
+}
+
+async function serviceRun(server: BenchChild, assets: { video: string; audio: string }): Promise<ServiceRun> {
+  const headers = { 'x-api-key': server.ready.apiKey as string, 'content-type': 'application/json' };
+  const t0 = wallNow();
+  const res = await fetch(`${server.ready.url}/v2/generate`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      model: MODEL,
+      input: [
+        { type: 'video', assetId: assets.video },
+        { type: 'audio', assetId: assets.audio },
+      ],
+      options: { sync_mode: 'cut_off' },
+    }),
+  });
+  const created = (await res.json()) as { id?: string };
+  const tCreated = wallNow();
+  if (res.status !== 201 || !created.id)
+    throw new Error(`POST /v2/generate answered ${res.status} ${JSON.stringify(created)}`);
+  let status = '';
+  for (let poll = 0; poll < 60 && !TERMINAL.has(status); poll++) {
+    const r = await fetch(`${server.ready.url}/v2/generate/${created.id}?wait=true&timeout=10`, { headers });
+    status = ((await r.json()) as { status: string }).status;
+  }
+  const tDone = wallNow();
+  const g = await server.call<GenerationRecord>({ cmd: 'generation', id: created.id });
+  if (status !== 'COMPLETED') throw new Error(`generation ${created.id} ended ${status}: ${g.error ?? ''}`);
+  const createdAt = Date.parse(g.createdAt);
+  const startedAt = Date.parse(g.startedAt as string);
+  const finishedAt = Date.parse(g.finishedAt as string);
+  return {
+    totalMs: tDone - t0,
+    postMs: tCreated - t0,
+    queueMs: startedAt - createdAt,
+    jobMs: finishedAt - startedAt,
+    notifyMs: tDone - finishedAt,
+  };
+}
+
+await runMain(
+  'submit-overhead',
+  async () => {
+    console.log("# Submit to COMPLETED against the pipeline's own ffmpeg work");
+    console.log(machineLine());
+    const probes = { video: await probeMedia(VIDEO), audio: await probeMedia(AUDIO) };
+    const seconds = probes.audio.durationSeconds as number;
+    const v = probes.video.video;
+    console.log(
+      `inputs: ${basename(VIDEO)} (${v?.width}x${v?.height}, ${num(v?.fps ?? NaN, 2)} fps, ` +
+        `${num(probes.video.durationSeconds ?? NaN, 2)} s) + ${basename(AUDIO)} (${num(seconds, 2)} s), ` +
+        `sync_mode cut_off, model ${MODEL} on the ${ENGINE} engine; ${RUNS} run(s) after one warm-up of each`,
+    );
+
+    const work = await mkdtemp(join(tmpdir(), 'lipsync-bench-'));
+    onCleanup(`temp folder ${work}`, () => rm(work, { recursive: true, force: true }));
+    if (ENGINE !== 'passthrough') {
+      console.log(`note: the ${ENGINE} engine works on every frame; its work counts as overhead here`);
+    }
+    const enginesFile = join(work, 'engines.json');
+    await writeFile(enginesFile, JSON.stringify({ [MODEL]: { engine: ENGINE } }));
+    const dep = await deployment('sqlite', { LIPSYNC_ENGINES_FILE: enginesFile });
+    const server = await startServiceServer('server (sqlite, LIPSYNC_ROLE=all)', dep.env);
+    const assets = { video: await upload(server, VIDEO), audio: await upload(server, AUDIO) };
+
+    // Warm-up (disk cache, JIT, the worker's first job), then alternate so that drift hits all alike.
+    await pipelineFfmpeg(work, probes);
+    await onePassFfmpeg(work, seconds);
+    await serviceRun(server, assets);
+    const pipeline: number[] = [];
+    const onePass: number[] = [];
+    const service: ServiceRun[] = [];
+    const probeMs: number[] = [];
+    for (let i = 1; i <= RUNS; i++) {
+      pipeline.push(await pipelineFfmpeg(work, probes));
+      onePass.push(await onePassFfmpeg(work, seconds));
+      probeMs.push(await time(() => probeMedia(VIDEO)));
+      const s = await serviceRun(server, assets);
+      service.push(s);
+      console.log(
+        `  run ${i}/${RUNS}: service ${num(s.totalMs, 0)} ms, pipeline ffmpeg ${num(pipeline[i - 1], 0)} ms, ` +
+          `one-pass ffmpeg ${num(onePass[i - 1], 0)} ms`,
+      );
+    }
+    await server.stop();
+
+    // Each run's service time is paired with the baseline measured just before it, so the overhead
+    // and ratio are medians of per-run differences and quotients (drift cancels within a pair).
+    const m = (f: (s: ServiceRun) => number) => median(service.map(f));
+    const total = m((s) => s.totalMs);
+    const pipe = median(pipeline);
+    const one = median(onePass);
+    const overhead = median(service.map((s, i) => s.totalMs - pipeline[i]));
+    const overheadRatio = median(service.map((s, i) => s.totalMs / pipeline[i]));
+    console.log('');
+    console.log(`Medians over ${RUNS} runs`);
+    printTable([
+      ['', 'ms', 'x pipeline ffmpeg'],
+      ['submit -> COMPLETED through the API and worker', num(total, 0), `${overheadRatio.toFixed(2)}x`],
+      ['pipeline ffmpeg, called directly (baseline)', num(pipe, 0), '1.00x'],
+      ['one-pass plain ffmpeg (reference)', num(one, 0), ratio(one, pipe)],
+      ['overhead: service - pipeline ffmpeg (paired per run)', num(overhead, 0), ratio(overhead, pipe)],
+    ]);
+    console.log('');
+    console.log('Where the service run spends its time (medians; server timestamps have 1 ms resolution)');
+    printTable([
+      ['part', 'ms'],
+      [
+        'POST /v2/generate until 201 (assets located, 2 ffprobes, row + job)',
+        num(
+          m((s) => s.postMs),
+          0,
+        ),
+      ],
+      [
+        'queued: createdAt -> worker claim (startedAt)',
+        num(
+          m((s) => s.queueMs),
+          0,
+        ),
+      ],
+      [
+        'job: claim -> terminal state (ffmpeg, output ffprobe, store, finish)',
+        num(
+          m((s) => s.jobMs),
+          0,
+        ),
+      ],
+      [
+        'finishedAt -> long-poll answer received',
+        num(
+          m((s) => s.notifyMs),
+          0,
+        ),
+      ],
+      [
+        'job - pipeline ffmpeg, paired per run (the worker around ffmpeg)',
+        num(median(service.map((s, i) => s.jobMs - pipeline[i])), 0),
+      ],
+      ['one ffprobe of the face clip, for scale', num(median(probeMs), 0)],
+    ]);
+  },
+  { maxMs: (RUNS + 2) * 60_000 + 60_000 },
+);

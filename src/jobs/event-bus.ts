@@ -66,6 +66,7 @@ export class SqliteEventBus extends BaseBus {
   private timer: NodeJS.Timeout | null = null;
   private lastCheck = new Date().toISOString();
   private checking = false;
+  private readonly seen = new Map<string, string>();
 
   constructor(
     private readonly generations: GenerationRepository,
@@ -87,8 +88,17 @@ export class SqliteEventBus extends BaseBus {
     const since = this.lastCheck;
     this.lastCheck = new Date(Date.now() - 1000).toISOString();
     try {
-      const changed = await this.generations.changedSince(since, [...this.waiting.keys()]);
-      for (const c of changed) this.emitLocal(c.id);
+      const ids = [...this.waiting.keys()];
+      // Chunks keep each query under SQLite's bound-parameter limit however many clients wait.
+      for (let i = 0; i < ids.length; i += 500) {
+        for (const c of await this.generations.changedSince(since, ids.slice(i, i + 500))) {
+          // The look-back window overlaps ticks: wake only for a change not seen before.
+          if (this.seen.get(c.id) === c.updatedAt) continue;
+          this.seen.set(c.id, c.updatedAt);
+          this.emitLocal(c.id);
+        }
+      }
+      for (const id of this.seen.keys()) if (!this.waiting.has(id)) this.seen.delete(id);
     } catch {
       // the database may be busy; the next tick tries again
     } finally {

@@ -113,8 +113,15 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
   }
 
   return async (org: Organization, req: NormalisedRequest): Promise<ResolvedInputs> => {
-    const visual = req.video ? await one(org, req.video, 'video') : await one(org, req.image as MediaRef, 'image');
-    const audio = await one(org, req.audio, 'audio');
+    // Both inputs are fetched and probed at once; the visual input's error is reported first.
+    const [v, a] = await Promise.allSettled([
+      req.video ? one(org, req.video, 'video') : one(org, req.image as MediaRef, 'image'),
+      one(org, req.audio, 'audio'),
+    ]);
+    if (v.status === 'rejected') throw v.reason;
+    if (a.status === 'rejected') throw a.reason;
+    const visual = v.value;
+    const audio = a.value;
     const videoSeconds = visual.probe.durationSeconds;
     const audioSeconds = audio.probe.durationSeconds ?? 0;
     if (audioSeconds <= 0) throw inaccessible(req.audio.field, 'The audio input has no duration.');

@@ -31,6 +31,32 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { kysely, dialect: 'sqlite', pgPool: null, close: () => kysely.destroy() };
+}
+
+/**
+ * Kysely prepares every query anew; on a hot path that costs more than running it. Reuse prepared
+ * statements by SQL text (bounded). Safe because no code streams results (a streaming statement
+ * could not be reused while its iterator is open).
+ */
+function withStatementCache(db: SQLite.Database, max = 500): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = db.prepare.bind(db);
+  return new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop !== 'prepare') return Reflect.get(target, prop, receiver);
+      return (sqlText: string) => {
+        let stmt = cache.get(sqlText);
+        if (stmt) {
+          cache.delete(sqlText);
+        } else {
+          stmt = prepare(sqlText);
+          if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+        }
+        cache.set(sqlText, stmt);
+        return stmt;
+      };
+    },
+  });
 }

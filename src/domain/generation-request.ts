@@ -163,10 +163,13 @@ export function normaliseOptions(raw: Record<string, unknown> | null | undefined
   };
 }
 
-function normaliseSegments(body: GenerationRequestBody, audio: MediaRef, videoItem: InputItem | undefined): SegmentSpec[] {
+function normaliseSegments(body: GenerationRequestBody, audio: MediaRef, video: MediaRef | null, videoItem: InputItem | undefined): SegmentSpec[] {
   const out: SegmentSpec[] = [];
+  /** Where each segment came from, for error fields (segments[i] or input[k].segments_secs[i]). */
+  const fields: string[] = [];
   (body.segments ?? []).forEach((raw, i) => {
     const f = `segments[${i}]`;
+    fields.push(f);
     if (Array.isArray(raw)) {
       const [start, end] = pair(raw, f);
       out.push({ unit: 'seconds', start, end });
@@ -191,27 +194,37 @@ function normaliseSegments(body: GenerationRequestBody, audio: MediaRef, videoIt
       audioEnd: ai?.endTime as number | undefined,
     });
   });
+  const vf = video?.field ?? 'input';
   if (videoItem?.segments_secs) videoItem.segments_secs.forEach((p, i) => {
-    const [start, end] = pair(p, `input.segments_secs[${i}]`);
+    const f = `${vf}.segments_secs[${i}]`;
+    const [start, end] = pair(p, f);
+    fields.push(f);
     out.push({ unit: 'seconds', start, end });
   });
   if (videoItem?.segments_frames) videoItem.segments_frames.forEach((p, i) => {
-    const [start, end] = pair(p, `input.segments_frames[${i}]`);
-    if (!Number.isInteger(start) || !Number.isInteger(end)) segErr(`input.segments_frames[${i}]`, 'frames must be integers');
+    const f = `${vf}.segments_frames[${i}]`;
+    const [start, end] = pair(p, f);
+    if (!Number.isInteger(start) || !Number.isInteger(end)) segErr(f, 'frames must be integers');
+    fields.push(f);
     out.push({ unit: 'frames', start, end });
   });
+  if (out.length > 100) segErr('segments', 'at most 100 segments');
   out.forEach((s, i) => {
-    if (s.start < 0 || s.end <= s.start) segErr(`segments[${i}]`, `segment ${i} needs 0 <= start < end`);
-    if (s.audioStart !== undefined && s.audioStart < 0) segErr(`segments[${i}].audioInput.startTime`, 'must be >= 0');
+    const f = fields[i];
+    if (s.start < 0 || s.end <= s.start) segErr(f, `${f} needs 0 <= start < end`);
+    if (s.audioStart !== undefined && s.audioStart < 0) segErr(`${f}.audioInput.startTime`, 'must be >= 0');
     if (s.audioStart !== undefined && s.audioEnd !== undefined && s.audioEnd <= s.audioStart) {
-      segErr(`segments[${i}].audioInput`, 'audio endTime must be after startTime');
+      segErr(`${f}.audioInput`, 'audio endTime must be after startTime');
     }
   });
-  const sorted = [...out].sort((a, b) => a.start - b.start);
-  for (let i = 1; i < sorted.length; i++) {
-    if (sorted[i].unit === sorted[i - 1].unit && sorted[i].start < sorted[i - 1].end) segErr('segments', 'segments must not overlap');
+  // Seconds and frames can only be compared once the video's fps is known (the conform plan checks
+  // them together); here each unit is checked on its own, so nothing between two segments hides an overlap.
+  for (const unit of ['seconds', 'frames'] as const) {
+    const sorted = out.filter((s) => s.unit === unit).sort((a, b) => a.start - b.start);
+    for (let i = 1; i < sorted.length; i++) {
+      if (sorted[i].start < sorted[i - 1].end) segErr('segments', 'segments must not overlap');
+    }
   }
-  if (out.length > 100) segErr('segments', 'at most 100 segments');
   return out;
 }
 
@@ -284,7 +297,7 @@ export function normaliseGenerationRequest(body: GenerationRequestBody): Normali
   if (!image && !video) bad('input', 'a video (or, with sync-3, an image) input is required');
   if (!audio) bad('input', 'an audio input is required');
   const a = audio as MediaRef;
-  const segments = normaliseSegments(body, a, videoItem);
+  const segments = normaliseSegments(body, a, video, videoItem);
   if (image && segments.length > 0) segErr('segments', 'segments need a video input');
 
   const fileName = body.outputFileName?.trim() || null;

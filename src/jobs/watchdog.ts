@@ -33,7 +33,15 @@ export class Watchdog {
     try {
       const now = new Date().toISOString();
       for (const g of await this.store.generations.expiredLeases(now)) {
-        if (g.attempts < g.maxAttempts) {
+        if (g.cancelRequested) {
+          // Canceled while its worker was gone: running it again could complete (and bill) it.
+          await this.finisher.finish(g.id, { statuses: ['PROCESSING'] }, {
+            status: 'CANCELED',
+            error: 'The generation was canceled.',
+            errorCode: 'generation_canceled',
+          });
+          this.logger.info({ generationId: g.id }, 'lease expired on a canceled generation; canceled');
+        } else if (g.attempts < g.maxAttempts) {
           if (await this.store.generations.requeue(g.id, g.leaseExpiresAt as string)) {
             this.logger.warn({ generationId: g.id, attempt: g.attempts }, 'lease expired; generation requeued');
           }

@@ -31,6 +31,17 @@ export interface ResolvedInputs {
 /** Fetches/locates and probes the inputs at submit time (422 when inaccessible). */
 export type InputResolver = (org: Organization, req: NormalisedRequest) => Promise<ResolvedInputs>;
 
+/** The commit of a generation's insert failed: it may or may not have been stored. */
+class CommitOutcomeUnknown extends Error {
+  constructor(
+    readonly generationId: string,
+    cause: unknown,
+  ) {
+    super(`the commit of generation ${generationId} failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    this.name = 'CommitOutcomeUnknown';
+  }
+}
+
 export interface CreateResult {
   generation: GenerationRecord;
   replayed: boolean;
@@ -87,12 +98,14 @@ export class GenerationService {
         const g = await this.admit(auth, finalRequest, key, opts.source);
         return { generation: g, replayed: false };
       } catch (err) {
-        if (err instanceof AppError) {
-          await this.store.idempotency.release(org.id, SCOPE, key).catch(() => undefined);
-          throw err;
+        if (err instanceof CommitOutcomeUnknown) {
+          // We cannot tell whether the insert committed: the key stays bound (it names the generation).
+          throw new AppError('IDEMPOTENCY_OUTCOME_UNKNOWN', { generationId: err.generationId, headers: { 'Retry-After': '2' } });
         }
-        // We cannot tell whether the insert committed: the key stays bound and later replays reconcile.
-        throw new AppError('IDEMPOTENCY_OUTCOME_UNKNOWN', { headers: { 'Retry-After': '2' } });
+        // Refused, or failed before the commit (rolled back): nothing was created, so the key is
+        // released and the client may retry with the same key (a 5xx stays a 5xx).
+        await this.store.idempotency.release(org.id, SCOPE, key).catch(() => undefined);
+        throw err;
       }
     }
     return { generation: await this.admit(auth, finalRequest, null, opts.source), replayed: false };
@@ -200,15 +213,24 @@ export class GenerationService {
       updatedAt: now.toISOString(),
       deletedAt: null,
     };
-    await this.store.db.kysely.transaction().execute(async (trx) => {
-      await this.store.generations.lockOrganization(org.id, trx);
-      await this.checkConcurrency(org, await this.store.generations.countActive(org.id, trx));
-      await this.store.generations.insert(g, trx);
-      if (key) {
-        const exp = new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS).toISOString();
-        await this.store.idempotency.complete(trx, org.id, SCOPE, key, g.id, exp);
-      }
-    });
+    if (key) await this.store.idempotency.attach(org.id, SCOPE, key, g.id);
+    let committing = false;
+    try {
+      await this.store.db.kysely.transaction().execute(async (trx) => {
+        await this.store.generations.lockOrganization(org.id, trx);
+        await this.checkConcurrency(org, await this.store.generations.countActive(org.id, trx));
+        await this.store.generations.insert(g, trx);
+        if (key) {
+          const exp = new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS).toISOString();
+          await this.store.idempotency.complete(trx, org.id, SCOPE, key, g.id, exp);
+        }
+        committing = true;
+      });
+    } catch (err) {
+      // A failure inside the transaction rolled it back; a failed COMMIT may or may not have landed.
+      if (committing) throw new CommitOutcomeUnknown(g.id, err);
+      throw err;
+    }
     await this.bus.publish(g.id).catch(() => undefined);
     this.onCreated();
     return g;
@@ -223,15 +245,23 @@ export class GenerationService {
   /** Long-poll: returns at once when terminal, else when the state changes or the timeout passes. */
   async wait(organizationId: string, id: string, timeoutMs: number, signal?: AbortSignal): Promise<GenerationRecord> {
     const deadline = Date.now() + timeoutMs;
-    let g = await this.get(organizationId, id);
-    while (!endsWait(g.status)) {
-      const left = deadline - Date.now();
-      if (left <= 0 || signal?.aborted) break;
-      const r = await this.bus.waitForChange(id, left, signal);
-      g = await this.get(organizationId, id);
-      if (r === 'timeout') break;
+    for (;;) {
+      // Subscribe before reading: a change committed between the read and the subscription would
+      // otherwise be missed and the waiter would sleep until its timeout.
+      const stop = new AbortController();
+      const onAbort = () => stop.abort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const change = this.bus.waitForChange(id, Math.max(0, deadline - Date.now()), stop.signal);
+      try {
+        const g = await this.get(organizationId, id);
+        if (endsWait(g.status) || Date.now() >= deadline || signal?.aborted) return g;
+        if ((await change) === 'timeout') return await this.get(organizationId, id);
+      } finally {
+        stop.abort();
+        signal?.removeEventListener('abort', onAbort);
+        await change;
+      }
     }
-    return g;
   }
 
   async list(

@@ -163,10 +163,17 @@ export class GenerationRepository {
     return Number(r.n);
   }
 
-  /** Serialises admission per organization on PostgreSQL (SQLite transactions are already serial). */
+  /**
+   * Serialises admission per organization. Call it first in the transaction. PostgreSQL: a row lock on
+   * the organization. SQLite: a no-op write, so that the transaction takes the database's write lock
+   * before it reads anything; a deferred transaction that read first and wrote later would fail with
+   * SQLITE_BUSY_SNAPSHOT whenever another process (`lipsync worker`) committed in between.
+   */
   async lockOrganization(organizationId: string, trx: Transaction<Database>): Promise<void> {
     if (this.dialect === 'postgres') {
       await sql`select id from organizations where id = ${organizationId} for update`.execute(trx);
+    } else {
+      await sql`update organizations set name = name where id = ${organizationId}`.execute(trx);
     }
   }
 
@@ -200,17 +207,47 @@ export class GenerationRepository {
     const now = new Date();
     const nowIso = now.toISOString();
     const leaseIso = new Date(now.getTime() + leaseMs).toISOString();
+    if (this.dialect === 'sqlite') {
+      // One statement (pick and take): a select-then-update transaction would fail with
+      // SQLITE_BUSY_SNAPSHOT when another process writes between the two.
+      const updated = await this.db
+        .updateTable('generations')
+        .set((eb) => ({
+          status: 'PROCESSING',
+          lease_owner: owner,
+          lease_expires_at: leaseIso,
+          attempts: eb('attempts', '+', 1),
+          started_at: eb.fn.coalesce('started_at', eb.val(nowIso)),
+          updated_at: nowIso,
+        }))
+        .where('id', '=', (eb) =>
+          eb
+            .selectFrom('generations')
+            .select('id')
+            .where('status', '=', 'PENDING')
+            .where('deleted_at', 'is', null)
+            .orderBy('created_at')
+            .orderBy('id')
+            .limit(1),
+        )
+        .where('status', '=', 'PENDING')
+        .returningAll()
+        .executeTakeFirst();
+      return updated ? toGeneration(updated) : null;
+    }
     return this.db.transaction().execute(async (trx) => {
-      let pick = trx
+      // PostgreSQL: FOR UPDATE SKIP LOCKED lets many workers claim different rows at once.
+      const row = await trx
         .selectFrom('generations')
         .select('id')
         .where('status', '=', 'PENDING')
         .where('deleted_at', 'is', null)
         .orderBy('created_at')
         .orderBy('id')
-        .limit(1);
-      if (this.dialect === 'postgres') pick = pick.forUpdate().skipLocked();
-      const row = await pick.executeTakeFirst();
+        .limit(1)
+        .forUpdate()
+        .skipLocked()
+        .executeTakeFirst();
       if (!row) return null;
       const updated = await trx
         .updateTable('generations')

@@ -65,6 +65,21 @@ export class IdempotencyRepository {
       .execute();
   }
 
+  /**
+   * Records on a pending claim the id its generation will get, just before the insert transaction, so
+   * that a claim whose commit never resolved can name the generation to poll.
+   */
+  async attach(organizationId: string, scope: string, key: string, resourceId: string): Promise<void> {
+    await this.db
+      .updateTable('idempotency_keys')
+      .set({ resource_id: resourceId })
+      .where('organization_id', '=', organizationId)
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .where('state', '=', 'pending')
+      .execute();
+  }
+
   /** Releases a claim whose request was refused before anything was created, so the client may retry. */
   async release(organizationId: string, scope: string, key: string): Promise<void> {
     await this.db

@@ -131,11 +131,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     jobLeaseMs: int('LIPSYNC_JOB_LEASE_SECONDS', 30, 2, 3600) * 1000,
     jobMaxAttempts: int('LIPSYNC_JOB_MAX_ATTEMPTS', 3, 1, 20),
     jobTimeoutMs: int('LIPSYNC_JOB_TIMEOUT_SECONDS', 3600, 10, 7 * 24 * 3600) * 1000,
-    pricingFile: env.LIPSYNC_PRICING_FILE && env.LIPSYNC_PRICING_FILE !== '' ? resolve(env.LIPSYNC_PRICING_FILE) : null,
+    pricingFile:
+      env.LIPSYNC_PRICING_FILE && env.LIPSYNC_PRICING_FILE !== '' ? resolve(env.LIPSYNC_PRICING_FILE) : null,
     fetchMaxBytes: int('LIPSYNC_FETCH_MAX_BYTES', 5 * 1024 ** 3, 1, 5 * 1024 ** 3),
     fetchTimeoutMs: int('LIPSYNC_FETCH_TIMEOUT_SECONDS', 300, 1, 3600) * 1000,
     webhookRetryWindowMs: int('LIPSYNC_WEBHOOK_RETRY_HOURS', 24, 1, 168) * 3600 * 1000,
-    enginesFile: env.LIPSYNC_ENGINES_FILE && env.LIPSYNC_ENGINES_FILE !== '' ? resolve(env.LIPSYNC_ENGINES_FILE) : null,
+    enginesFile:
+      env.LIPSYNC_ENGINES_FILE && env.LIPSYNC_ENGINES_FILE !== '' ? resolve(env.LIPSYNC_ENGINES_FILE) : null,
     webhookTimeoutMs: int('LIPSYNC_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
     ...overrides,
   };

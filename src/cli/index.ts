@@ -131,19 +131,34 @@ export function buildProgram(): Command {
     .action(async (id: string, opts: { json?: boolean }) => {
       await withServices(async (s) => {
         const g = await s.generations.cancel(id);
-        print(!!opts.json, { id: g.id, status: g.status, cancelRequested: true }, `cancel requested for ${g.id} (status ${g.status})`);
+        print(
+          !!opts.json,
+          { id: g.id, status: g.status, cancelRequested: true },
+          `cancel requested for ${g.id} (status ${g.status})`,
+        );
       });
     });
 
-  const idem = program.command('idempotency').description('switch keyed (Idempotency-Key) admission off and on');
-  for (const [name, value] of [['disable', '1'], ['enable', '0']] as const) {
+  const idem = program
+    .command('idempotency')
+    .description('switch keyed (Idempotency-Key) admission off and on');
+  for (const [name, value] of [
+    ['disable', '1'],
+    ['enable', '0'],
+  ] as const) {
     idem
       .command(name)
       .option('--json', 'print one JSON object')
       .action(async (opts: { json?: boolean }) => {
         await withServices(async (s) => {
           await s.store.settings.set('idempotency_disabled', value, new Date().toISOString());
-          print(!!opts.json, { keyedAdmission: value === '0' }, value === '1' ? 'keyed admission disabled (503 IDEMPOTENCY_UNAVAILABLE)' : 'keyed admission enabled');
+          print(
+            !!opts.json,
+            { keyedAdmission: value === '0' },
+            value === '1'
+              ? 'keyed admission disabled (503 IDEMPOTENCY_UNAVAILABLE)'
+              : 'keyed admission enabled',
+          );
         });
       });
   }

@@ -88,35 +88,50 @@ function finite(v: unknown): v is number {
 }
 
 function pair(v: unknown, field: string): [number, number] {
-  if (!Array.isArray(v) || v.length !== 2 || !finite(v[0]) || !finite(v[1])) segErr(field, `${field} must be [start, end]`);
+  if (!Array.isArray(v) || v.length !== 2 || !finite(v[0]) || !finite(v[1]))
+    segErr(field, `${field} must be [start, end]`);
   return [v[0], v[1]];
 }
 
-export function normaliseOptions(raw: Record<string, unknown> | null | undefined, model: string): NormalisedOptions {
+export function normaliseOptions(
+  raw: Record<string, unknown> | null | undefined,
+  model: string,
+): NormalisedOptions {
   const o = raw ?? {};
   const pads = o.pads as number[] | undefined;
-  if (pads !== undefined && (!Array.isArray(pads) || pads.length !== 4 || !pads.every((p) => finite(p) && p >= 0 && p <= 1000))) {
+  if (
+    pads !== undefined &&
+    (!Array.isArray(pads) || pads.length !== 4 || !pads.every((p) => finite(p) && p >= 0 && p <= 1000))
+  ) {
     bad('options.pads', 'options.pads must be 4 numbers from 0 to 1000');
   }
   const speedup = (o.speedup ?? 1) as number;
   if (![1, 2, 3, 4].includes(speedup)) bad('options.speedup', 'options.speedup must be 1, 2, 3 or 4');
   const temperature = (o.temperature ?? 0.5) as number;
-  if (!finite(temperature) || temperature < 0 || temperature > 1) bad('options.temperature', 'options.temperature must be from 0 to 1');
+  if (!finite(temperature) || temperature < 0 || temperature > 1)
+    bad('options.temperature', 'options.temperature must be from 0 to 1');
   const outputFormat = (o.output_format ?? 'mp4') as string;
-  if (outputFormat !== 'mp4' && outputFormat !== 'mov') bad('options.output_format', 'options.output_format must be mp4 or mov');
+  if (outputFormat !== 'mp4' && outputFormat !== 'mov')
+    bad('options.output_format', 'options.output_format must be mp4 or mov');
   const syncMode = (o.sync_mode ?? 'cut_off') as string;
   if (!(SYNC_MODES as readonly string[]).includes(syncMode)) {
     bad('options.sync_mode', `options.sync_mode must be one of ${SYNC_MODES.join(', ')}`);
   }
   const fps = o.fps === undefined || o.fps === null ? null : (o.fps as number);
-  if (fps !== null && (!finite(fps) || fps < 1 || fps > 120)) bad('options.fps', 'options.fps must be from 1 to 120');
+  if (fps !== null && (!finite(fps) || fps < 1 || fps > 120))
+    bad('options.fps', 'options.fps must be from 1 to 120');
   const res = o.output_resolution as number[] | undefined | null;
   if (
     res !== undefined &&
     res !== null &&
-    (!Array.isArray(res) || res.length !== 2 || !res.every((n) => Number.isInteger(n) && n >= 16 && n <= 7680))
+    (!Array.isArray(res) ||
+      res.length !== 2 ||
+      !res.every((n) => Number.isInteger(n) && n >= 16 && n <= 7680))
   ) {
-    bad('options.output_resolution', 'options.output_resolution must be [width, height], integers from 16 to 7680');
+    bad(
+      'options.output_resolution',
+      'options.output_resolution must be [width, height], integers from 16 to 7680',
+    );
   }
 
   let activeSpeaker: ActiveSpeakerHint | null = null;
@@ -131,9 +146,14 @@ export function normaliseOptions(raw: Record<string, unknown> | null | undefined
     if (
       boxes !== undefined &&
       (!Array.isArray(boxes) ||
-        !boxes.every((b) => b === null || b === undefined || (Array.isArray(b) && b.length === 4 && b.every(finite))))
+        !boxes.every(
+          (b) => b === null || b === undefined || (Array.isArray(b) && b.length === 4 && b.every(finite)),
+        ))
     ) {
-      bad('options.active_speaker_detection.bounding_boxes', 'bounding_boxes must be per-frame [x1, y1, x2, y2] or null');
+      bad(
+        'options.active_speaker_detection.bounding_boxes',
+        'bounding_boxes must be per-frame [x1, y1, x2, y2] or null',
+      );
     }
     const frameNumber = asd.frame_number as number | undefined;
     if (frameNumber !== undefined && (!Number.isInteger(frameNumber) || frameNumber < 0)) {
@@ -163,7 +183,12 @@ export function normaliseOptions(raw: Record<string, unknown> | null | undefined
   };
 }
 
-function normaliseSegments(body: GenerationRequestBody, audio: MediaRef, video: MediaRef | null, videoItem: InputItem | undefined): SegmentSpec[] {
+function normaliseSegments(
+  body: GenerationRequestBody,
+  audio: MediaRef,
+  video: MediaRef | null,
+  videoItem: InputItem | undefined,
+): SegmentSpec[] {
   const out: SegmentSpec[] = [];
   /** Where each segment came from, for error fields (segments[i] or input[k].segments_secs[i]). */
   const fields: string[] = [];
@@ -175,16 +200,23 @@ function normaliseSegments(body: GenerationRequestBody, audio: MediaRef, video: 
       out.push({ unit: 'seconds', start, end });
       return;
     }
-    const s = raw as { startTime?: unknown; endTime?: unknown; audioInput?: { refId?: unknown; startTime?: unknown; endTime?: unknown } };
-    if (!s || typeof s !== 'object' || !finite(s.startTime) || !finite(s.endTime)) segErr(f, `${f} needs numeric startTime and endTime`);
+    const s = raw as {
+      startTime?: unknown;
+      endTime?: unknown;
+      audioInput?: { refId?: unknown; startTime?: unknown; endTime?: unknown };
+    };
+    if (!s || typeof s !== 'object' || !finite(s.startTime) || !finite(s.endTime))
+      segErr(f, `${f} needs numeric startTime and endTime`);
     const ai = s.audioInput;
     if (ai !== undefined) {
       if (typeof ai !== 'object' || ai === null) segErr(`${f}.audioInput`, 'audioInput must be an object');
       if (ai.refId !== undefined && ai.refId !== audio.refId) {
         segErr(`${f}.audioInput.refId`, `refId ${JSON.stringify(ai.refId)} does not match an audio input`);
       }
-      if (ai.startTime !== undefined && !finite(ai.startTime)) segErr(`${f}.audioInput.startTime`, 'must be a number');
-      if (ai.endTime !== undefined && !finite(ai.endTime)) segErr(`${f}.audioInput.endTime`, 'must be a number');
+      if (ai.startTime !== undefined && !finite(ai.startTime))
+        segErr(`${f}.audioInput.startTime`, 'must be a number');
+      if (ai.endTime !== undefined && !finite(ai.endTime))
+        segErr(`${f}.audioInput.endTime`, 'must be a number');
     }
     out.push({
       unit: 'seconds',
@@ -195,19 +227,21 @@ function normaliseSegments(body: GenerationRequestBody, audio: MediaRef, video: 
     });
   });
   const vf = video?.field ?? 'input';
-  if (videoItem?.segments_secs) videoItem.segments_secs.forEach((p, i) => {
-    const f = `${vf}.segments_secs[${i}]`;
-    const [start, end] = pair(p, f);
-    fields.push(f);
-    out.push({ unit: 'seconds', start, end });
-  });
-  if (videoItem?.segments_frames) videoItem.segments_frames.forEach((p, i) => {
-    const f = `${vf}.segments_frames[${i}]`;
-    const [start, end] = pair(p, f);
-    if (!Number.isInteger(start) || !Number.isInteger(end)) segErr(f, 'frames must be integers');
-    fields.push(f);
-    out.push({ unit: 'frames', start, end });
-  });
+  if (videoItem?.segments_secs)
+    videoItem.segments_secs.forEach((p, i) => {
+      const f = `${vf}.segments_secs[${i}]`;
+      const [start, end] = pair(p, f);
+      fields.push(f);
+      out.push({ unit: 'seconds', start, end });
+    });
+  if (videoItem?.segments_frames)
+    videoItem.segments_frames.forEach((p, i) => {
+      const f = `${vf}.segments_frames[${i}]`;
+      const [start, end] = pair(p, f);
+      if (!Number.isInteger(start) || !Number.isInteger(end)) segErr(f, 'frames must be integers');
+      fields.push(f);
+      out.push({ unit: 'frames', start, end });
+    });
   if (out.length > 100) segErr('segments', 'at most 100 segments');
   out.forEach((s, i) => {
     const f = fields[i];
@@ -240,14 +274,24 @@ function mediaRef(item: InputItem, index: number): MediaRef {
     } catch {
       bad(`${field}.url`, `${field}.url is not a valid URL`);
     }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') bad(`${field}.url`, `${field}.url must be http or https`);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:')
+      bad(`${field}.url`, `${field}.url must be http or https`);
   }
-  return { field, url: hasUrl ? item.url : undefined, assetId: hasAsset ? item.assetId : undefined, refId: item.refId };
+  return {
+    field,
+    url: hasUrl ? item.url : undefined,
+    assetId: hasAsset ? item.assetId : undefined,
+    refId: item.refId,
+  };
 }
 
 export function normaliseGenerationRequest(body: GenerationRequestBody): NormalisedRequest {
   const model = findModel(body.model);
-  if (!model) throw new AppError('unsupported_model', { field: 'model', message: `Model ${JSON.stringify(body.model)} is not supported.` });
+  if (!model)
+    throw new AppError('unsupported_model', {
+      field: 'model',
+      message: `Model ${JSON.stringify(body.model)} is not supported.`,
+    });
   if (body.dialogueEdit !== undefined && body.dialogueEdit !== null) {
     throw new AppError('generation_feature_unavailable', {
       field: 'dialogueEdit',
@@ -255,10 +299,14 @@ export function normaliseGenerationRequest(body: GenerationRequestBody): Normali
     });
   }
   if (body.dubParams !== undefined && body.dubParams !== null) {
-    throw new AppError('generation_feature_unavailable', { field: 'dubParams', message: 'dubParams are not available on this server yet.' });
+    throw new AppError('generation_feature_unavailable', {
+      field: 'dubParams',
+      message: 'dubParams are not available on this server yet.',
+    });
   }
   const items = body.input ?? [];
-  if (!Array.isArray(items) || items.length === 0) bad('input', 'input needs one video (or image) input and one audio input');
+  if (!Array.isArray(items) || items.length === 0)
+    bad('input', 'input needs one video (or image) input and one audio input');
   let video: MediaRef | null = null;
   let image: MediaRef | null = null;
   let audio: MediaRef | null = null;

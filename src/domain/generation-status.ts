@@ -1,10 +1,24 @@
 // Generation states and transitions. Pure.
 
-export const STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 'REJECTED', 'CANCELED', 'TIMED_OUT'] as const;
+export const STATUSES = [
+  'PENDING',
+  'PROCESSING',
+  'COMPLETED',
+  'FAILED',
+  'REJECTED',
+  'CANCELED',
+  'TIMED_OUT',
+] as const;
 export type GenerationStatus = (typeof STATUSES)[number];
 
 export const ACTIVE_STATUSES: readonly GenerationStatus[] = ['PENDING', 'PROCESSING'];
-export const TERMINAL_STATUSES: readonly GenerationStatus[] = ['COMPLETED', 'FAILED', 'REJECTED', 'CANCELED', 'TIMED_OUT'];
+export const TERMINAL_STATUSES: readonly GenerationStatus[] = [
+  'COMPLETED',
+  'FAILED',
+  'REJECTED',
+  'CANCELED',
+  'TIMED_OUT',
+];
 
 export function isTerminal(s: string): boolean {
   return (TERMINAL_STATUSES as readonly string[]).includes(s);

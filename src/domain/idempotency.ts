@@ -11,7 +11,10 @@ export const IDEMPOTENCY_STALE_MS = 60_000;
 export function parseIdempotencyKey(header: string | string[] | undefined): string | null {
   if (header === undefined) return null;
   if (Array.isArray(header)) {
-    throw new AppError('invalid_request', { field: 'Idempotency-Key', message: 'Send exactly one Idempotency-Key header.' });
+    throw new AppError('invalid_request', {
+      field: 'Idempotency-Key',
+      message: 'Send exactly one Idempotency-Key header.',
+    });
   }
   // Node joins repeated headers with ", "; a comma cannot appear in a valid key.
   if (!IDEMPOTENCY_KEY_RE.test(header)) {
@@ -26,7 +29,8 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
 /** JSON with object keys sorted at every level, so key order never changes a fingerprint. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(',')}]`;
+  if (Array.isArray(value))
+    return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(',')}]`;
   const entries = Object.entries(value as Record<string, unknown>)
     .filter(([, v]) => v !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -57,9 +61,14 @@ export type ReplayDecision =
   | { kind: 'replay'; resourceId: string };
 
 /** What to answer when a key is already bound. */
-export function decideReplay(existing: IdempotencyRecord, incomingFingerprint: string, nowMs: number): ReplayDecision {
+export function decideReplay(
+  existing: IdempotencyRecord,
+  incomingFingerprint: string,
+  nowMs: number,
+): ReplayDecision {
   if (existing.fingerprint !== incomingFingerprint) return { kind: 'conflict' };
-  if (existing.state === 'done' && existing.resourceId) return { kind: 'replay', resourceId: existing.resourceId };
+  if (existing.state === 'done' && existing.resourceId)
+    return { kind: 'replay', resourceId: existing.resourceId };
   if (nowMs - Date.parse(existing.createdAt) < IDEMPOTENCY_STALE_MS) return { kind: 'in_progress' };
   return { kind: 'outcome_unknown', resourceId: existing.resourceId };
 }

@@ -40,7 +40,11 @@ export function estimateCost(
   billing: 'usd' | 'credits',
 ): Estimate {
   const price = prices[input.model];
-  if (!price) throw new AppError('unsupported_model', { field: 'model', message: `Model ${JSON.stringify(input.model)} is not supported.` });
+  if (!price)
+    throw new AppError('unsupported_model', {
+      field: 'model',
+      message: `Model ${JSON.stringify(input.model)} is not supported.`,
+    });
   const fps = input.fps ?? 30;
   if (input.duration > MAX_ESTIMATE_SECONDS || fps > MAX_ESTIMATE_FPS) {
     throw new AppError('cost_estimate_unavailable', {
@@ -48,8 +52,10 @@ export function estimateCost(
     });
   }
   const frames = Math.ceil(input.duration * fps - 1e-9);
-  const dollars = price.perFrame !== undefined ? frames * price.perFrame : input.duration * (price.perSecond ?? 0);
-  const credits = billing === 'credits' ? Math.ceil(input.duration * (price.creditsPerSecond ?? 0) * 100) / 100 : null;
+  const dollars =
+    price.perFrame !== undefined ? frames * price.perFrame : input.duration * (price.perSecond ?? 0);
+  const credits =
+    billing === 'credits' ? Math.ceil(input.duration * (price.creditsPerSecond ?? 0) * 100) / 100 : null;
   return {
     model: input.model,
     duration: input.duration,

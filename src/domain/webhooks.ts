@@ -8,7 +8,13 @@ export function signWebhook(secret: string, body: string, unixSeconds: number): 
 }
 
 /** For receivers (and our tests): checks the signature and that t is within the tolerance. */
-export function verifyWebhook(secret: string, body: string, header: string, nowSeconds: number, toleranceSeconds = 300): boolean {
+export function verifyWebhook(
+  secret: string,
+  body: string,
+  header: string,
+  nowSeconds: number,
+  toleranceSeconds = 300,
+): boolean {
   const parts = Object.fromEntries(header.split(',').map((p) => p.split('=', 2) as [string, string]));
   const t = Number(parts.t);
   if (!Number.isInteger(t) || !parts.v1 || Math.abs(nowSeconds - t) > toleranceSeconds) return false;

@@ -12,7 +12,11 @@ export interface GenerationEventBus {
   /** Announces that a generation changed (after the change is committed). */
   publish(generationId: string): Promise<void>;
   /** Resolves when the generation changes, or after timeoutMs, or on abort. */
-  waitForChange(generationId: string, timeoutMs: number, signal?: AbortSignal): Promise<'changed' | 'timeout'>;
+  waitForChange(
+    generationId: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<'changed' | 'timeout'>;
   waiterCount(): number;
   close(): Promise<void>;
 }

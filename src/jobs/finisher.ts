@@ -10,8 +10,20 @@ import { estimateCost, type PriceTable } from '../domain/pricing.js';
 import { generationView } from '../services/generation-view.js';
 
 export type Outcome =
-  | { status: 'COMPLETED'; outputKey: string; watermarkedKey: string | null; outputDuration: number; fps: number; quality: Record<string, unknown> | null }
-  | { status: Exclude<GenerationStatus, 'COMPLETED' | 'PENDING' | 'PROCESSING'>; error: string; errorCode: string; quality?: Record<string, unknown> | null };
+  | {
+      status: 'COMPLETED';
+      outputKey: string;
+      watermarkedKey: string | null;
+      outputDuration: number;
+      fps: number;
+      quality: Record<string, unknown> | null;
+    }
+  | {
+      status: Exclude<GenerationStatus, 'COMPLETED' | 'PENDING' | 'PROCESSING'>;
+      error: string;
+      errorCode: string;
+      quality?: Record<string, unknown> | null;
+    };
 
 export class GenerationFinisher {
   constructor(
@@ -21,7 +33,11 @@ export class GenerationFinisher {
   ) {}
 
   /** Null when the guard no longer holds (another worker or the watchdog finished it first). */
-  async finish(id: string, guard: { owner?: string; statuses: GenerationStatus[] }, outcome: Outcome): Promise<GenerationRecord | null> {
+  async finish(
+    id: string,
+    guard: { owner?: string; statuses: GenerationStatus[] },
+    outcome: Outcome,
+  ): Promise<GenerationRecord | null> {
     const done = await this.store.db.kysely.transaction().execute(async (trx) => {
       const set =
         outcome.status === 'COMPLETED'
@@ -45,13 +61,23 @@ export class GenerationFinisher {
       if (!g) return null;
       const now = new Date().toISOString();
       if (outcome.status === 'COMPLETED') {
-        const org = await trx.selectFrom('organizations').select('billing').where('id', '=', g.organizationId).executeTakeFirst();
-        const key = g.apiKeyId ? await trx.selectFrom('api_keys').select('name').where('id', '=', g.apiKeyId).executeTakeFirst() : undefined;
+        const org = await trx
+          .selectFrom('organizations')
+          .select('billing')
+          .where('id', '=', g.organizationId)
+          .executeTakeFirst();
+        const key = g.apiKeyId
+          ? await trx.selectFrom('api_keys').select('name').where('id', '=', g.apiKeyId).executeTakeFirst()
+          : undefined;
         let cost = 0;
         let credits: number | null = null;
         let frames = Math.ceil(outcome.outputDuration * outcome.fps);
         try {
-          const e = estimateCost(this.prices, { model: g.model, duration: outcome.outputDuration, fps: outcome.fps }, (org?.billing ?? 'usd') as 'usd' | 'credits');
+          const e = estimateCost(
+            this.prices,
+            { model: g.model, duration: outcome.outputDuration, fps: outcome.fps },
+            (org?.billing ?? 'usd') as 'usd' | 'credits',
+          );
           cost = e.estimatedGenerationCost;
           credits = e.estimatedCredits;
           frames = e.estimatedFrameCount;
@@ -76,7 +102,11 @@ export class GenerationFinisher {
           .execute();
       }
       if (g.webhookUrl) {
-        const payload = { ...generationView(g, { outputUrl: null }), status: webhookStatus(g.status), finalStatus: g.status };
+        const payload = {
+          ...generationView(g, { outputUrl: null }),
+          status: webhookStatus(g.status),
+          finalStatus: g.status,
+        };
         await this.store.webhooks.enqueue(trx, {
           id: randomUUID(),
           organizationId: g.organizationId,

@@ -6,6 +6,26 @@ import { WebhookDispatcher } from './webhook-dispatcher.js';
 import { guardedPost } from '../media/guarded-post.js';
 import { generationView } from '../services/generation-view.js';
 import { PLAN_LIMITS } from '../domain/plans.js';
+import { readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * Removes temp files and job directories left by a killed process. Only entries older than the job
+ * timeout go: a live job of another worker on the same data folder is never that old.
+ */
+export async function sweepStaleTemp(dir: string, olderThanMs: number): Promise<number> {
+  let removed = 0;
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    const path = join(dir, name);
+    const st = await stat(path).catch(() => null);
+    if (st && Date.now() - st.mtimeMs > olderThanMs) {
+      await rm(path, { recursive: true, force: true }).catch(() => undefined);
+      removed++;
+    }
+  }
+  return removed;
+}
 
 export interface Background {
   readonly pool: WorkerPool;
@@ -21,10 +41,18 @@ export function startBackground(services: Services, runner: JobRunner): Backgrou
     { concurrency: config.workerConcurrency, leaseMs: config.jobLeaseMs },
     logger.child({ component: 'worker' }),
   );
-  const watchdog = new Watchdog(store, services.finisher, logger.child({ component: 'watchdog' }), Math.max(500, Math.floor(config.jobLeaseMs / 4)));
+  const watchdog = new Watchdog(
+    store,
+    services.finisher,
+    logger.child({ component: 'watchdog' }),
+    Math.max(500, Math.floor(config.jobLeaseMs / 4)),
+  );
   const dispatcher = new WebhookDispatcher(
     store,
-    { post: (url, body, headers, timeoutMs) => guardedPost(url, body, headers, { allowPrivate: config.allowPrivateUrls, timeoutMs }) },
+    {
+      post: (url, body, headers, timeoutMs) =>
+        guardedPost(url, body, headers, { allowPrivate: config.allowPrivateUrls, timeoutMs }),
+    },
     async (d) => {
       // Signed output URLs are made at delivery time so that they are fresh.
       if (!d.generationId) return d.payload;
@@ -37,11 +65,19 @@ export function startBackground(services: Services, runner: JobRunner): Backgrou
         const key = PLAN_LIMITS[org.plan].watermark ? (g.watermarkedKey ?? g.outputKey) : g.outputKey;
         outputUrl = await services.blobs.signedUrl(key);
       }
-      return JSON.stringify({ ...payload, ...generationView(g, { outputUrl }), status: payload.status, finalStatus: g.status });
+      return JSON.stringify({
+        ...payload,
+        ...generationView(g, { outputUrl }),
+        status: payload.status,
+        finalStatus: g.status,
+      });
     },
     { retryWindowMs: config.webhookRetryWindowMs, timeoutMs: config.webhookTimeoutMs },
     logger.child({ component: 'webhooks' }),
   );
+  void sweepStaleTemp(join(config.dataDir, 'tmp'), config.jobTimeoutMs).then((n) => {
+    if (n > 0) logger.info({ removed: n }, 'stale temp files removed');
+  });
   pool.start();
   watchdog.start();
   dispatcher.start();

@@ -35,31 +35,46 @@ export class Watchdog {
       for (const g of await this.store.generations.expiredLeases(now)) {
         if (g.cancelRequested) {
           // Canceled while its worker was gone: running it again could complete (and bill) it.
-          await this.finisher.finish(g.id, { statuses: ['PROCESSING'] }, {
-            status: 'CANCELED',
-            error: 'The generation was canceled.',
-            errorCode: 'generation_canceled',
-          });
+          await this.finisher.finish(
+            g.id,
+            { statuses: ['PROCESSING'] },
+            {
+              status: 'CANCELED',
+              error: 'The generation was canceled.',
+              errorCode: 'generation_canceled',
+            },
+          );
           this.logger.info({ generationId: g.id }, 'lease expired on a canceled generation; canceled');
         } else if (g.attempts < g.maxAttempts) {
           if (await this.store.generations.requeue(g.id, g.leaseExpiresAt as string)) {
-            this.logger.warn({ generationId: g.id, attempt: g.attempts }, 'lease expired; generation requeued');
+            this.logger.warn(
+              { generationId: g.id, attempt: g.attempts },
+              'lease expired; generation requeued',
+            );
           }
         } else {
-          await this.finisher.finish(g.id, { statuses: ['PROCESSING'] }, {
-            status: 'FAILED',
-            error: `The worker stopped ${g.attempts} times while processing this generation.`,
-            errorCode: 'generation_worker_lost',
-          });
+          await this.finisher.finish(
+            g.id,
+            { statuses: ['PROCESSING'] },
+            {
+              status: 'FAILED',
+              error: `The worker stopped ${g.attempts} times while processing this generation.`,
+              errorCode: 'generation_worker_lost',
+            },
+          );
           this.logger.error({ generationId: g.id }, 'generation failed: worker lost too often');
         }
       }
       for (const g of await this.store.generations.pastDeadline(now)) {
-        await this.finisher.finish(g.id, { statuses: ['PENDING', 'PROCESSING'] }, {
-          status: 'TIMED_OUT',
-          error: 'The generation ran longer than the server allows.',
-          errorCode: 'generation_timed_out',
-        });
+        await this.finisher.finish(
+          g.id,
+          { statuses: ['PENDING', 'PROCESSING'] },
+          {
+            status: 'TIMED_OUT',
+            error: 'The generation ran longer than the server allows.',
+            errorCode: 'generation_timed_out',
+          },
+        );
         this.logger.warn({ generationId: g.id }, 'generation timed out');
       }
       if (Date.now() - this.lastCleanup > 3600_000) {

@@ -59,6 +59,7 @@ export class WebhookDispatcher {
     const started = Date.now();
     let statusCode: number | null = null;
     let error: string | null = null;
+    let refused = false;
     try {
       const org = await this.store.organizations.findById(d.organizationId);
       if (!org) throw new Error('organization no longer exists');
@@ -79,13 +80,20 @@ export class WebhookDispatcher {
       if (!isDeliverySuccess(statusCode)) error = `receiver answered HTTP ${statusCode}`;
     } catch (err) {
       error = (err as Error)?.message ?? String(err);
+      // A URL the guard refuses will be refused on every retry: give up at once.
+      const reason = (err as { reason?: string })?.reason;
+      refused = reason === 'blocked_address' || reason === 'invalid_url';
     }
     const now = Date.now();
     const ok = statusCode !== null && isDeliverySuccess(statusCode);
     const age = now - Date.parse(d.createdAt);
-    const giveUp = !ok && ((statusCode !== null && isPermanentFailure(statusCode)) || age >= this.opts.retryWindowMs);
+    const giveUp =
+      !ok &&
+      (refused || (statusCode !== null && isPermanentFailure(statusCode)) || age >= this.opts.retryWindowMs);
     const status = ok ? 'delivered' : giveUp ? 'failed' : 'pending';
-    const nextAttemptAt = new Date(now + (status === 'pending' ? nextRetryDelayMs(attempt - 1) : 0)).toISOString();
+    const nextAttemptAt = new Date(
+      now + (status === 'pending' ? nextRetryDelayMs(attempt - 1) : 0),
+    ).toISOString();
     await this.store.webhooks.recordAttempt(
       d,
       {
@@ -102,6 +110,10 @@ export class WebhookDispatcher {
     );
     const log = this.logger.child({ generationId: d.generationId, webhookId: d.id, attempt, statusCode });
     if (ok) log.info('webhook delivered');
-    else log.warn({ error, status }, status === 'failed' ? 'webhook delivery given up' : 'webhook delivery failed; will retry');
+    else
+      log.warn(
+        { error, status },
+        status === 'failed' ? 'webhook delivery given up' : 'webhook delivery failed; will retry',
+      );
   }
 }

@@ -102,7 +102,8 @@ export class WorkerPool {
     let lastSaved = -1;
     const beat = async () => {
       try {
-        if (await this.store.generations.isCancelRequested(g.id)) controller.abort('canceled' satisfies AbortReason);
+        if (await this.store.generations.isCancelRequested(g.id))
+          controller.abort('canceled' satisfies AbortReason);
         const p = progress !== lastSaved ? progress : undefined;
         const ok = await this.store.generations.heartbeat(g.id, this.owner, this.opts.leaseMs, p);
         if (!ok) controller.abort('lease_lost' satisfies AbortReason);
@@ -132,7 +133,11 @@ export class WorkerPool {
       if (reason === 'lease_lost' || reason === 'shutdown') {
         log.warn({ reason }, 'generation abandoned; the watchdog will retry it');
       } else if (reason === 'canceled') {
-        await this.finisher.finish(g.id, guard, { status: 'CANCELED', error: 'The generation was canceled.', errorCode: 'generation_canceled' });
+        await this.finisher.finish(g.id, guard, {
+          status: 'CANCELED',
+          error: 'The generation was canceled.',
+          errorCode: 'generation_canceled',
+        });
         log.info('generation canceled');
       } else if (err instanceof AppError) {
         await this.finisher.finish(g.id, guard, {

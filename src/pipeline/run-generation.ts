@@ -48,9 +48,13 @@ export function createJobRunner(services: Services): JobRunner {
       const inputs = g.resolvedInput as unknown as StoredInputs;
       const req = inputs.request;
       const visual = inputs.video ?? inputs.image;
-      if (!visual || !inputs.audio) throw new AppError('generation_processing_failed', { message: 'The generation has no resolved inputs.' });
+      if (!visual || !inputs.audio)
+        throw new AppError('generation_processing_failed', {
+          message: 'The generation has no resolved inputs.',
+        });
       const org = await store.organizations.findById(g.organizationId);
-      if (!org) throw new AppError('generation_processing_failed', { message: 'The organization no longer exists.' });
+      if (!org)
+        throw new AppError('generation_processing_failed', { message: 'The organization no longer exists.' });
       const format = req.options.outputFormat;
       const binding = engines.for(g.model);
 
@@ -80,8 +84,16 @@ export function createJobRunner(services: Services): JobRunner {
           const out = join(dir, `output.${format}`);
           let report: EngineReport;
           if (binding.engine.passthrough) {
-            await renderConformed(prepared, out, format, { signal: ctx.signal, onProgress: (f) => ctx.reportProgress(20 + f * 65) });
-            report = { engine: binding.engine.id, framesTotal: plan.frameCount, framesWithFace: 0, lipMotionGenerated: false };
+            await renderConformed(prepared, out, format, {
+              signal: ctx.signal,
+              onProgress: (f) => ctx.reportProgress(20 + f * 65),
+            });
+            report = {
+              engine: binding.engine.id,
+              framesTotal: plan.frameCount,
+              framesWithFace: 0,
+              lipMotionGenerated: false,
+            };
           } else {
             const run = binding.engine.start({
               frames: conformedFrames(prepared, { signal: ctx.signal }),
@@ -90,7 +102,9 @@ export function createJobRunner(services: Services): JobRunner {
               fps: plan.fps,
               frameCount: plan.frameCount,
               audioPath: prepared.audioPath,
-              activeSpans: plan.segments.length ? plan.segments.map((s) => ({ start: s.startTime, end: s.endTime })) : null,
+              activeSpans: plan.segments.length
+                ? plan.segments.map((s) => ({ start: s.startTime, end: s.endTime }))
+                : null,
               options: req.options,
               settings: binding.settings,
               signal: ctx.signal,
@@ -106,7 +120,10 @@ export function createJobRunner(services: Services): JobRunner {
                 audioPath: prepared.audioPath,
                 durationSeconds: plan.durationSeconds,
               },
-              { signal: ctx.signal, onFrames: (n) => ctx.reportProgress(20 + (65 * n) / Math.max(1, plan.frameCount)) },
+              {
+                signal: ctx.signal,
+                onFrames: (n) => ctx.reportProgress(20 + (65 * n) / Math.max(1, plan.frameCount)),
+              },
             );
             report = run.report();
             if (report.framesTotal > 0 && report.framesWithFace === 0) {
@@ -132,13 +149,21 @@ export function createJobRunner(services: Services): JobRunner {
             watermarkedKey,
             outputDuration,
             fps: plan.fps,
-            quality: { ...report, width: plan.width, height: plan.height, fps: plan.fps, syncMode: plan.syncMode },
+            quality: {
+              ...report,
+              width: plan.width,
+              height: plan.height,
+              fps: plan.fps,
+              syncMode: plan.syncMode,
+            },
           };
         },
         { signal: ctx.signal, root: join(services.config.dataDir, 'tmp') },
       ).catch((err: unknown) => {
         if (err instanceof MediaProcessError && err.reason !== 'aborted') {
-          throw new AppError('generation_processing_failed', { message: `Media processing failed: ${err.message}`.slice(0, 1000) });
+          throw new AppError('generation_processing_failed', {
+            message: `Media processing failed: ${err.message}`.slice(0, 1000),
+          });
         }
         throw err;
       });

@@ -24,21 +24,47 @@ export interface ResolvedMedia {
   probe: MediaProbe;
 }
 
-const EXT: Record<string, string> = { mp4: 'mp4', mov: 'mov', webm: 'webm', mkv: 'mkv', wav: 'wav', mp3: 'mp3', png: 'png', jpeg: 'jpg' };
+const EXT: Record<string, string> = {
+  mp4: 'mp4',
+  mov: 'mov',
+  webm: 'webm',
+  mkv: 'mkv',
+  wav: 'wav',
+  mp3: 'mp3',
+  png: 'png',
+  jpeg: 'jpg',
+};
 
 function inaccessible(field: string, message: string): AppError {
   return new AppError('generation_input_video_inaccessible', { field, message });
 }
 
-function expectKind(ref: MediaRef, role: 'video' | 'image' | 'audio', kind: MediaKind, hasAudio: boolean): void {
-  const ok = role === 'video' ? kind === 'VIDEO' : role === 'image' ? kind === 'IMAGE' : kind === 'AUDIO' || (kind === 'VIDEO' && hasAudio);
+function expectKind(
+  ref: MediaRef,
+  role: 'video' | 'image' | 'audio',
+  kind: MediaKind,
+  hasAudio: boolean,
+): void {
+  const ok =
+    role === 'video'
+      ? kind === 'VIDEO'
+      : role === 'image'
+        ? kind === 'IMAGE'
+        : kind === 'AUDIO' || (kind === 'VIDEO' && hasAudio);
   if (!ok) {
-    throw inaccessible(ref.field, `${ref.field} is ${kind === 'IMAGE' ? 'an image' : kind === 'AUDIO' ? 'audio' : 'a video'}, not ${role === 'audio' ? 'audio' : `a ${role}`}.`);
+    throw inaccessible(
+      ref.field,
+      `${ref.field} is ${kind === 'IMAGE' ? 'an image' : kind === 'AUDIO' ? 'audio' : 'a video'}, not ${role === 'audio' ? 'audio' : `a ${role}`}.`,
+    );
   }
 }
 
 /** The conform stage's view of a request and its probed inputs (shared with the pipeline). */
-export function conformInput(req: NormalisedRequest, visual: MediaProbe, audioSeconds: number): ConformPlanInput {
+export function conformInput(
+  req: NormalisedRequest,
+  visual: MediaProbe,
+  audioSeconds: number,
+): ConformPlanInput {
   const v = visual.video as NonNullable<MediaProbe['video']>;
   return {
     visual: req.image
@@ -64,11 +90,19 @@ export function conformInput(req: NormalisedRequest, visual: MediaProbe, audioSe
 export function createInputResolver(config: Config, blobs: BlobStore, assets: AssetService): InputResolver {
   const tmpRoot = join(config.dataDir, 'tmp');
 
-  async function one(org: Organization, ref: MediaRef, role: 'video' | 'image' | 'audio'): Promise<ResolvedMedia> {
+  async function one(
+    org: Organization,
+    ref: MediaRef,
+    role: 'video' | 'image' | 'audio',
+  ): Promise<ResolvedMedia> {
     if (ref.assetId) {
       const r = await assets.resolveAsset(org.id, ref.assetId).catch((err: unknown) => {
         if (err instanceof AppError && err.code === 'asset_not_found') {
-          throw new AppError('asset_not_found', { status: 422, field: `${ref.field}.assetId`, message: `Asset ${ref.assetId} not found.` });
+          throw new AppError('asset_not_found', {
+            status: 422,
+            field: `${ref.field}.assetId`,
+            message: `Asset ${ref.assetId} not found.`,
+          });
         }
         throw err;
       });
@@ -90,7 +124,10 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
       }).catch((e: unknown) => {
         if (e instanceof UrlFetchError) {
           if (e.reason === 'too_large') {
-            throw new AppError('file_size_exceeds_plan_limit', { field: `${ref.field}.url`, message: `${ref.field}.url is larger than the ${org.plan} plan allows.` });
+            throw new AppError('file_size_exceeds_plan_limit', {
+              field: `${ref.field}.url`,
+              message: `${ref.field}.url is larger than the ${org.plan} plan allows.`,
+            });
           }
           throw inaccessible(`${ref.field}.url`, `${ref.field}.url could not be fetched: ${e.message}`);
         }
@@ -100,7 +137,8 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
       try {
         probe = await probeMedia(tmp);
       } catch (e) {
-        if (e instanceof MediaProbeError) throw inaccessible(`${ref.field}.url`, `${ref.field}.url is not readable media: ${e.message}`);
+        if (e instanceof MediaProbeError)
+          throw inaccessible(`${ref.field}.url`, `${ref.field}.url is not readable media: ${e.message}`);
         throw e;
       }
       expectKind(ref, role, probe.kind, !!probe.audio);
@@ -125,13 +163,15 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
     const videoSeconds = visual.probe.durationSeconds;
     const audioSeconds = audio.probe.durationSeconds ?? 0;
     if (audioSeconds <= 0) throw inaccessible(req.audio.field, 'The audio input has no duration.');
-    if (req.video && (!videoSeconds || videoSeconds <= 0)) throw inaccessible(req.video.field, 'The video input has no duration.');
+    if (req.video && (!videoSeconds || videoSeconds <= 0))
+      throw inaccessible(req.video.field, 'The video input has no duration.');
     let outputSeconds: number;
     try {
       outputSeconds = planConform(conformInput(req, visual.probe, audioSeconds)).durationSeconds;
     } catch (e) {
       if (e instanceof ConformPlanError) {
-        if (e.field.startsWith('segments')) throw new AppError('generation_segments_invalid', { field: e.field, message: e.message });
+        if (e.field.startsWith('segments'))
+          throw new AppError('generation_segments_invalid', { field: e.field, message: e.message });
         throw new AppError('invalid_request', { field: e.field, message: e.message });
       }
       throw e;

@@ -10,7 +10,11 @@ import type { AdmissionService } from './admission.js';
 import type { GenerationEventBus } from '../jobs/event-bus.js';
 import type { GenerationFinisher } from '../jobs/finisher.js';
 import { AppError } from '../domain/errors.js';
-import { normaliseGenerationRequest, type GenerationRequestBody, type NormalisedRequest } from '../domain/generation-request.js';
+import {
+  normaliseGenerationRequest,
+  type GenerationRequestBody,
+  type NormalisedRequest,
+} from '../domain/generation-request.js';
 import { decideReplay, fingerprint, IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.js';
 import { concurrencyLimit, PLAN_LIMITS } from '../domain/plans.js';
 import { downloadDecision, endsWait, isStatus } from '../domain/generation-status.js';
@@ -37,7 +41,9 @@ class CommitOutcomeUnknown extends Error {
     readonly generationId: string,
     cause: unknown,
   ) {
-    super(`the commit of generation ${generationId} failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    super(`the commit of generation ${generationId} failed: ${(cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
     this.name = 'CommitOutcomeUnknown';
   }
 }
@@ -75,7 +81,8 @@ export class GenerationService {
     const finalRequest = async () => normaliseGenerationRequest(opts.prepare ? await opts.prepare() : body);
     const key = opts.idempotencyKey;
     if (key) {
-      if ((await this.store.settings.get('idempotency_disabled')) === '1') throw new AppError('IDEMPOTENCY_UNAVAILABLE', { headers: { 'Retry-After': '30' } });
+      if ((await this.store.settings.get('idempotency_disabled')) === '1')
+        throw new AppError('IDEMPOTENCY_UNAVAILABLE', { headers: { 'Retry-After': '30' } });
       const fp = fingerprint(opts.fingerprintPayload ?? body);
       const now = new Date();
       let claimed: boolean;
@@ -100,7 +107,10 @@ export class GenerationService {
       } catch (err) {
         if (err instanceof CommitOutcomeUnknown) {
           // We cannot tell whether the insert committed: the key stays bound (it names the generation).
-          throw new AppError('IDEMPOTENCY_OUTCOME_UNKNOWN', { generationId: err.generationId, headers: { 'Retry-After': '2' } });
+          throw new AppError('IDEMPOTENCY_OUTCOME_UNKNOWN', {
+            generationId: err.generationId,
+            headers: { 'Retry-After': '2' },
+          });
         }
         // Refused, or failed before the commit (rolled back): nothing was created, so the key is
         // released and the client may retry with the same key (a 5xx stays a 5xx).
@@ -121,10 +131,14 @@ export class GenerationService {
       case 'in_progress':
         throw new AppError('IDEMPOTENCY_IN_PROGRESS', { headers: { 'Retry-After': '2' } });
       case 'outcome_unknown':
-        throw new AppError('IDEMPOTENCY_OUTCOME_UNKNOWN', { generationId: d.resourceId ?? undefined, headers: { 'Retry-After': '2' } });
+        throw new AppError('IDEMPOTENCY_OUTCOME_UNKNOWN', {
+          generationId: d.resourceId ?? undefined,
+          headers: { 'Retry-After': '2' },
+        });
       case 'replay': {
         const g = await this.store.generations.findAny(d.resourceId);
-        if (!g || g.deletedAt) throw new AppError('IDEMPOTENCY_ORIGINAL_DELETED', { generationId: d.resourceId });
+        if (!g || g.deletedAt)
+          throw new AppError('IDEMPOTENCY_ORIGINAL_DELETED', { generationId: d.resourceId });
         return { generation: g, replayed: true };
       }
     }
@@ -156,7 +170,10 @@ export class GenerationService {
     // Cheap early refusal before fetching media; the authoritative check is in the transaction.
     await this.checkConcurrency(org, await this.store.generations.countActive(org.id));
     const req = await finalRequest();
-    if (req.projectId && !(UUID_RE.test(req.projectId) && (await this.store.projects.find(org.id, req.projectId)))) {
+    if (
+      req.projectId &&
+      !(UUID_RE.test(req.projectId) && (await this.store.projects.find(org.id, req.projectId)))
+    ) {
       throw new AppError('project_not_found', { status: 422, field: 'projectId' });
     }
     const inputs = await this.resolveInputs(org, req);
@@ -189,7 +206,7 @@ export class GenerationService {
       })),
       resolvedInput: { ...inputs.resolved, request: req },
       options: optionsView(req),
-      segments: req.segments.length ? req.segments : null,
+      segments: req.segments.length ? clientSegments(req) : null,
       webhookUrl: req.webhookUrl,
       outputFileName: req.outputFileName,
       outputFormat: req.options.outputFormat,
@@ -243,7 +260,12 @@ export class GenerationService {
   }
 
   /** Long-poll: returns at once when terminal, else when the state changes or the timeout passes. */
-  async wait(organizationId: string, id: string, timeoutMs: number, signal?: AbortSignal): Promise<GenerationRecord> {
+  async wait(
+    organizationId: string,
+    id: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<GenerationRecord> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       // Subscribe before reading: a change committed between the read and the subscription would
@@ -266,19 +288,35 @@ export class GenerationService {
 
   async list(
     organizationId: string,
-    q: { status?: string[]; ids?: string[]; source?: string[]; projectId?: string; limit?: number; cursor?: string },
+    q: {
+      status?: string[];
+      ids?: string[];
+      source?: string[];
+      projectId?: string;
+      limit?: number;
+      cursor?: string;
+    },
   ): Promise<GenerationRecord[]> {
     for (const s of q.status ?? []) {
-      if (!isStatus(s)) throw new AppError('invalid_request', { field: 'status', message: `unknown status ${JSON.stringify(s)}` });
+      if (!isStatus(s))
+        throw new AppError('invalid_request', {
+          field: 'status',
+          message: `unknown status ${JSON.stringify(s)}`,
+        });
     }
-    if (q.cursor && !q.limit) throw new AppError('invalid_request', { field: 'cursor', message: 'cursor requires limit' });
+    if (q.cursor && !q.limit)
+      throw new AppError('invalid_request', { field: 'cursor', message: 'cursor requires limit' });
     if (q.projectId && !UUID_RE.test(q.projectId)) {
       throw new AppError('invalid_request', { field: 'projectId', message: 'projectId must be a UUID' });
     }
     let cursor: GenerationRecord | null = null;
     if (q.cursor) {
       cursor = UUID_RE.test(q.cursor) ? await this.store.generations.find(q.cursor, organizationId) : null;
-      if (!cursor) throw new AppError('invalid_request', { field: 'cursor', message: 'cursor is not a generation of this organization' });
+      if (!cursor)
+        throw new AppError('invalid_request', {
+          field: 'cursor',
+          message: 'cursor is not a generation of this organization',
+        });
     }
     return this.store.generations.list(organizationId, {
       statuses: q.status,
@@ -298,8 +336,12 @@ export class GenerationService {
   }
 
   /** Which stored file a download serves: the watermarked derivative where the plan needs it. */
-  async downloadTarget(org: Organization, id: string): Promise<{ generation: GenerationRecord; key: string | null; url: string | null }> {
-    if (!UUID_RE.test(id)) throw new AppError('invalid_request', { field: 'id', message: 'id must be a generation UUID' });
+  async downloadTarget(
+    org: Organization,
+    id: string,
+  ): Promise<{ generation: GenerationRecord; key: string | null; url: string | null }> {
+    if (!UUID_RE.test(id))
+      throw new AppError('invalid_request', { field: 'id', message: 'id must be a generation UUID' });
     const g = await this.get(org.id, id);
     const d = downloadDecision(g.status);
     if (d === 'not_ready') throw new AppError('generation_not_ready');
@@ -320,7 +362,11 @@ export class GenerationService {
     if (endsWait(g.status)) return g;
     await this.store.generations.requestCancel(id);
     if (g.status === 'PENDING') {
-      await this.finisher.finish(id, { statuses: ['PENDING'] }, { status: 'CANCELED', error: 'The generation was canceled.', errorCode: 'generation_canceled' });
+      await this.finisher.finish(
+        id,
+        { statuses: ['PENDING'] },
+        { status: 'CANCELED', error: 'The generation was canceled.', errorCode: 'generation_canceled' },
+      );
     }
     return (await this.store.generations.findAny(id)) as GenerationRecord;
   }
@@ -338,4 +384,16 @@ function optionsView(req: NormalisedRequest): Record<string, unknown> {
     ...(o.outputResolution ? { output_resolution: o.outputResolution } : {}),
     ...(o.activeSpeaker ? { active_speaker: true } : {}),
   };
+}
+
+/** Segments as the official client writes them (seconds), or frame pairs as they were sent. */
+function clientSegments(req: NormalisedRequest): Record<string, unknown>[] {
+  return req.segments.map((s) => {
+    if (s.unit === 'frames') return { startFrame: s.start, endFrame: s.end };
+    const audioInput: Record<string, unknown> = {};
+    if (req.audio.refId !== undefined) audioInput.refId = req.audio.refId;
+    if (s.audioStart !== undefined) audioInput.startTime = s.audioStart;
+    if (s.audioEnd !== undefined) audioInput.endTime = s.audioEnd;
+    return { startTime: s.start, endTime: s.end, ...(Object.keys(audioInput).length ? { audioInput } : {}) };
+  });
 }

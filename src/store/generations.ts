@@ -140,7 +140,11 @@ export class GenerationRepository {
   }
 
   async find(id: string, organizationId?: string): Promise<GenerationRecord | null> {
-    let q = this.db.selectFrom('generations').selectAll().where('id', '=', id).where('deleted_at', 'is', null);
+    let q = this.db
+      .selectFrom('generations')
+      .selectAll()
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null);
     if (organizationId) q = q.where('organization_id', '=', organizationId);
     const r = await q.executeTakeFirst();
     return r ? toGeneration(r) : null;
@@ -190,7 +194,10 @@ export class GenerationRepository {
     const c = f.cursor;
     if (c) {
       q = q.where((eb) =>
-        eb.or([eb('created_at', '<', c.createdAt), eb.and([eb('created_at', '=', c.createdAt), eb('id', '<', c.id)])]),
+        eb.or([
+          eb('created_at', '<', c.createdAt),
+          eb.and([eb('created_at', '=', c.createdAt), eb('id', '<', c.id)]),
+        ]),
       );
     }
     q = q.orderBy('created_at', 'desc').orderBy('id', 'desc');
@@ -199,7 +206,11 @@ export class GenerationRepository {
   }
 
   async markDeleted(id: string, at: string): Promise<void> {
-    await this.db.updateTable('generations').set({ deleted_at: at, updated_at: at }).where('id', '=', id).execute();
+    await this.db
+      .updateTable('generations')
+      .set({ deleted_at: at, updated_at: at })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Atomically takes the oldest PENDING generation for this worker. */
@@ -270,7 +281,10 @@ export class GenerationRepository {
   /** Renews the lease; false when this worker no longer owns the job (it must stop). */
   async heartbeat(id: string, owner: string, leaseMs: number, progress?: number): Promise<boolean> {
     const now = Date.now();
-    const set: Partial<GenerationTable> = { lease_expires_at: new Date(now + leaseMs).toISOString(), updated_at: new Date(now).toISOString() };
+    const set: Partial<GenerationTable> = {
+      lease_expires_at: new Date(now + leaseMs).toISOString(),
+      updated_at: new Date(now).toISOString(),
+    };
     if (progress !== undefined) set.progress = progress;
     const r = await this.db
       .updateTable('generations')
@@ -283,7 +297,11 @@ export class GenerationRepository {
   }
 
   async isCancelRequested(id: string): Promise<boolean> {
-    const r = await this.db.selectFrom('generations').select('cancel_requested').where('id', '=', id).executeTakeFirst();
+    const r = await this.db
+      .selectFrom('generations')
+      .select('cancel_requested')
+      .where('id', '=', id)
+      .executeTakeFirst();
     return r?.cancel_requested === 1;
   }
 

@@ -132,12 +132,24 @@ export class WebhookRepository {
     });
   }
 
-  async listForGeneration(generationId: string): Promise<{ deliveries: WebhookDelivery[]; attempts: WebhookAttempt[] }> {
+  async listForGeneration(
+    generationId: string,
+  ): Promise<{ deliveries: WebhookDelivery[]; attempts: WebhookAttempt[] }> {
     const deliveries = (
-      await this.db.selectFrom('webhook_deliveries').selectAll().where('generation_id', '=', generationId).orderBy('created_at').execute()
+      await this.db
+        .selectFrom('webhook_deliveries')
+        .selectAll()
+        .where('generation_id', '=', generationId)
+        .orderBy('created_at')
+        .execute()
     ).map(toDelivery);
     const attempts = (
-      await this.db.selectFrom('webhook_attempts').selectAll().where('generation_id', '=', generationId).orderBy('attempted_at').execute()
+      await this.db
+        .selectFrom('webhook_attempts')
+        .selectAll()
+        .where('generation_id', '=', generationId)
+        .orderBy('attempted_at')
+        .execute()
     ).map((r) => ({
       id: r.id,
       deliveryId: r.delivery_id,

@@ -128,6 +128,12 @@ export async function runCliJson<T = Record<string, any>>(
   return parsed as T;
 }
 
+/** The owner key a first start prints (on a line of its own), or null. */
+export function firstStartKey(stdout: string): string | null {
+  const m = stdout.match(/^\s+(sk_lipsync_[A-Za-z0-9_-]{43})\s*$/m);
+  return m ? m[1] : null;
+}
+
 export interface TestServer {
   readonly url: string;
   readonly port: number;
@@ -154,7 +160,15 @@ export async function startServer(
   let err = '';
   child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // Never outlive the test process, even when a test ends without stopping the server.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      process.removeListener('exit', killOnExit);
+      resolve(code);
+    }),
+  );
   let exitCode: number | null | undefined;
   void exited.then((c) => (exitCode = c));
 

@@ -19,12 +19,13 @@ export function redisClient(url = testRedisUrl()): Redis {
 /** null when Redis answers PING, otherwise why not. */
 export async function redisProblem(url = testRedisUrl()): Promise<string | null> {
   const r = redisClient(url);
-  r.on('error', () => undefined);
+  let cause: string | null = null;
+  r.on('error', (err: Error) => (cause ??= err.message));
   try {
     await r.connect();
     return (await r.ping()) === 'PONG' ? null : 'PING was not answered with PONG';
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    return cause ?? (err instanceof Error ? err.message : String(err));
   } finally {
     r.disconnect();
   }

@@ -51,7 +51,10 @@ function csv(v: string | undefined): string[] | undefined {
   return list && list.length ? list : undefined;
 }
 
-export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (
+  app,
+  { services },
+) => {
   const tags = ['generations'];
   const gens = services.generations;
 
@@ -67,13 +70,24 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     return `${base}.${g.outputFormat}`;
   }
 
-  const view = async (g: GenerationRecord, org: Organization, extra: { progress?: boolean; quality?: boolean } = {}) =>
-    generationView(g, { outputUrl: await outputUrl(g, org), includeProgress: extra.progress, includeQuality: extra.quality });
+  const view = async (
+    g: GenerationRecord,
+    org: Organization,
+    extra: { progress?: boolean; quality?: boolean } = {},
+  ) =>
+    generationView(g, {
+      outputUrl: await outputUrl(g, org),
+      includeProgress: extra.progress,
+      includeQuality: extra.quality,
+    });
 
   // Multipart bodies become the same object as a JSON body before schema validation.
   async function parseMultipartBody(request: FastifyRequest): Promise<void> {
     if (!request.isMultipart()) return;
-    const form = await readMultipart(request, { tmpDir: join(services.config.dataDir, 'tmp'), fileFields: FILE_FIELDS });
+    const form = await readMultipart(request, {
+      tmpDir: join(services.config.dataDir, 'tmp'),
+      fileFields: FILE_FIELDS,
+    });
     request.generationForm = form;
     const body: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(form.fields)) {
@@ -87,12 +101,19 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     }
     const seen = new Set<string>();
     for (const f of form.files) {
-      if (seen.has(f.fieldName)) throw new AppError('invalid_request', { field: f.fieldName, message: `only one ${f.fieldName} file is allowed` });
+      if (seen.has(f.fieldName))
+        throw new AppError('invalid_request', {
+          field: f.fieldName,
+          message: `only one ${f.fieldName} file is allowed`,
+        });
       seen.add(f.fieldName);
     }
     // A file replaces input items of the same type; its assetId is filled in after the idempotency check.
     const input = Array.isArray(body.input) ? (body.input as Record<string, unknown>[]) : [];
-    body.input = [...input.filter((i) => !seen.has(String(i?.type))), ...[...seen].map((type) => ({ type, assetId: `upload:${type}` }))];
+    body.input = [
+      ...input.filter((i) => !seen.has(String(i?.type))),
+      ...[...seen].map((type) => ({ type, assetId: `upload:${type}` })),
+    ];
     request.body = body;
   }
 
@@ -107,7 +128,11 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
         tags,
         summary: 'Create a generation (application/json or multipart/form-data)',
         body: CreateGenerationBody,
-        response: { 200: GenerationSchema, 201: GenerationSchema, ...errorResponses(400, 401, 409, 410, 413, 422, 429, 500, 503) },
+        response: {
+          200: GenerationSchema,
+          201: GenerationSchema,
+          ...errorResponses(400, 401, 409, 410, 413, 422, 429, 500, 503),
+        },
       },
     },
     async (request, reply) => {
@@ -141,7 +166,9 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
               body = {
                 ...body,
                 input: (body.input as Record<string, unknown>[]).map((i) =>
-                  typeof i.assetId === 'string' && i.assetId.startsWith('upload:') ? { type: i.type, assetId: ids[String(i.type)] } : i,
+                  typeof i.assetId === 'string' && i.assetId.startsWith('upload:')
+                    ? { type: i.type, assetId: ids[String(i.type)] }
+                    : i,
                 ),
               };
               return body as never;
@@ -149,7 +176,9 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
           : undefined,
       });
       if (result.replayed) void reply.header('Idempotency-Replayed', 'true');
-      return reply.code(result.replayed ? 200 : 201).send((await view(result.generation, auth.organization)) as never);
+      return reply
+        .code(result.replayed ? 200 : 201)
+        .send((await view(result.generation, auth.organization)) as never);
     },
   );
 
@@ -169,10 +198,16 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
       const q = request.query;
       const include = new Set(csv(q.include) ?? []);
       if (q.timeout !== undefined && (q.timeout < 1 || q.timeout > 10)) {
-        throw new AppError('invalid_request', { field: 'timeout', message: 'timeout must be from 1 to 10 seconds' });
+        throw new AppError('invalid_request', {
+          field: 'timeout',
+          message: 'timeout must be from 1 to 10 seconds',
+        });
       }
       if (q.wait && include.has('progress')) {
-        throw new AppError('invalid_request', { field: 'include', message: 'wait=true cannot be combined with include=progress' });
+        throw new AppError('invalid_request', {
+          field: 'include',
+          message: 'wait=true cannot be combined with include=progress',
+        });
       }
       let g: GenerationRecord;
       if (q.wait) {
@@ -180,11 +215,17 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
         const ac = new AbortController();
         request.raw.once('close', () => ac.abort());
         g = await gens.wait(auth.organization.id, request.params.id, timeout * 1000, ac.signal);
-        void reply.header('Retry-After', '2').header('X-Wait-Mode', 'long_poll').header('X-Wait-Timeout-Seconds', String(timeout));
+        void reply
+          .header('Retry-After', '2')
+          .header('X-Wait-Mode', 'long_poll')
+          .header('X-Wait-Timeout-Seconds', String(timeout));
       } else {
         g = await gens.get(auth.organization.id, request.params.id);
       }
-      return view(g, auth.organization, { progress: include.has('progress'), quality: include.has('quality') }) as never;
+      return view(g, auth.organization, {
+        progress: include.has('progress'),
+        quality: include.has('quality'),
+      }) as never;
     },
   );
 
@@ -215,10 +256,19 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
 
   app.delete(
     '/v2/generations/:id',
-    { schema: { tags, params: IdParams, response: { 200: GenerationSchema, ...errorResponses(401, 404, 409) } } },
+    {
+      schema: {
+        tags,
+        params: IdParams,
+        response: { 200: GenerationSchema, ...errorResponses(401, 404, 409) },
+      },
+    },
     async (request) => {
       const auth = requireAuth(request);
-      return (await view(await gens.delete(auth.organization.id, request.params.id), auth.organization)) as never;
+      return (await view(
+        await gens.delete(auth.organization.id, request.params.id),
+        auth.organization,
+      )) as never;
     },
   );
 
@@ -241,21 +291,37 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
         try {
           if (!(await services.blobs.exists(t.key))) throw new AppError('generation_output_unavailable');
           // x-accelerate has no faster endpoint on a local store: the standard URL is the fallback.
-          url = await services.blobs.signedUrl(t.key, { fileName: downloadName(t.generation, request.query.fileName) });
+          url = await services.blobs.signedUrl(t.key, {
+            fileName: downloadName(t.generation, request.query.fileName),
+          });
         } catch (err) {
           if (err instanceof AppError) throw err;
           throw new AppError('generation_download_unavailable', { headers: { 'Retry-After': '5' } });
         }
       }
-      return reply.type("text/plain; charset=utf-8").send(url as string);
+      return reply.type('text/plain; charset=utf-8').send(url as string);
     },
   );
 
-  const estimate = async (request: FastifyRequest<{ Body: { model: string; duration: number; fps?: number } }>) => {
+  const estimate = async (
+    request: FastifyRequest<{ Body: { model: string; duration: number; fps?: number } }>,
+  ) => {
     const auth = requireAuth(request);
     return gens.estimate(auth.organization, request.body);
   };
-  const estimateSchema = { tags, body: EstimateBody, response: { 200: EstimateSchema, ...errorResponses(400, 401, 422) } };
-  app.post('/v2/generations/estimate', { schema: { ...estimateSchema, summary: 'Estimate the cost of a generation' } }, estimate);
-  app.post('/v2/generate/estimate-cost', { schema: { ...estimateSchema, summary: 'Alias of /v2/generations/estimate' } }, estimate);
+  const estimateSchema = {
+    tags,
+    body: EstimateBody,
+    response: { 200: EstimateSchema, ...errorResponses(400, 401, 422) },
+  };
+  app.post(
+    '/v2/generations/estimate',
+    { schema: { ...estimateSchema, summary: 'Estimate the cost of a generation' } },
+    estimate,
+  );
+  app.post(
+    '/v2/generate/estimate-cost',
+    { schema: { ...estimateSchema, summary: 'Alias of /v2/generations/estimate' } },
+    estimate,
+  );
 };

@@ -19,7 +19,13 @@ const ModelInfo = Type.Object({
 export const modelRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app) => {
   app.get(
     '/v2/models',
-    { schema: { tags: ['models'], summary: 'The models this server accepts', response: { 200: Type.Array(ModelInfo), ...errorResponses(401) } } },
+    {
+      schema: {
+        tags: ['models'],
+        summary: 'The models this server accepts',
+        response: { 200: Type.Array(ModelInfo), ...errorResponses(401) },
+      },
+    },
     async (request) => {
       requireAuth(request);
       return MODELS.map((m) => ({

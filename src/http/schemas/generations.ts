@@ -24,7 +24,9 @@ const Options = Type.Object(
       Type.Union(['bounce', 'loop', 'cut_off', 'silence', 'remap'].map((m) => Type.Literal(m))),
     ),
     fps: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 120 })),
-    output_resolution: Type.Optional(Type.Array(Type.Integer({ minimum: 16, maximum: 7680 }), { minItems: 2, maxItems: 2 })),
+    output_resolution: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 16, maximum: 7680 }), { minItems: 2, maxItems: 2 }),
+    ),
     active_speaker: Type.Optional(Type.Boolean()),
     active_speaker_detection: Type.Optional(
       Type.Object(

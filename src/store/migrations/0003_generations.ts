@@ -4,7 +4,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('generations')
     .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('organization_id', 'text', (c) => c.notNull().references('organizations.id').onDelete('cascade'))
+    .addColumn('organization_id', 'text', (c) =>
+      c.notNull().references('organizations.id').onDelete('cascade'),
+    )
     .addColumn('project_id', 'text')
     .addColumn('api_key_id', 'text')
     .addColumn('model', 'text', (c) => c.notNull())
@@ -37,8 +39,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .addColumn('deleted_at', 'text')
     .execute();
-  await db.schema.createIndex('generations_org_created').on('generations').columns(['organization_id', 'created_at']).execute();
-  await db.schema.createIndex('generations_status_created').on('generations').columns(['status', 'created_at']).execute();
+  await db.schema
+    .createIndex('generations_org_created')
+    .on('generations')
+    .columns(['organization_id', 'created_at'])
+    .execute();
+  await db.schema
+    .createIndex('generations_status_created')
+    .on('generations')
+    .columns(['status', 'created_at'])
+    .execute();
 
   await db.schema
     .createTable('idempotency_keys')
@@ -52,7 +62,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('expires_at', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('idempotency_keys_pk', ['organization_id', 'scope', 'key'])
     .execute();
-  await db.schema.createIndex('idempotency_keys_expires').on('idempotency_keys').column('expires_at').execute();
+  await db.schema
+    .createIndex('idempotency_keys_expires')
+    .on('idempotency_keys')
+    .column('expires_at')
+    .execute();
 
   await db.schema
     .createTable('webhook_deliveries')
@@ -71,8 +85,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['status', 'next_attempt_at']).execute();
-  await db.schema.createIndex('webhook_deliveries_generation').on('webhook_deliveries').column('generation_id').execute();
+  await db.schema
+    .createIndex('webhook_deliveries_due')
+    .on('webhook_deliveries')
+    .columns(['status', 'next_attempt_at'])
+    .execute();
+  await db.schema
+    .createIndex('webhook_deliveries_generation')
+    .on('webhook_deliveries')
+    .column('generation_id')
+    .execute();
 
   await db.schema
     .createTable('webhook_attempts')
@@ -85,7 +107,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('duration_ms', 'integer', (c) => c.notNull())
     .addColumn('attempted_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('webhook_attempts_generation').on('webhook_attempts').column('generation_id').execute();
+  await db.schema
+    .createIndex('webhook_attempts_generation')
+    .on('webhook_attempts')
+    .column('generation_id')
+    .execute();
 
   await db.schema
     .createTable('usage_records')
@@ -104,7 +130,13 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['usage_records', 'webhook_attempts', 'webhook_deliveries', 'idempotency_keys', 'generations']) {
+  for (const t of [
+    'usage_records',
+    'webhook_attempts',
+    'webhook_deliveries',
+    'idempotency_keys',
+    'generations',
+  ]) {
     await db.schema.dropTable(t).ifExists().execute();
   }
 }

@@ -89,19 +89,43 @@ async function main(): Promise<void> {
   );
   const t0 = performance.now();
   await faceModels();
-  console.log(`model load ${((performance.now() - t0) / 1000).toFixed(2)} s (once per process, not counted below)`);
+  console.log(
+    `model load ${((performance.now() - t0) / 1000).toFixed(2)} s (once per process, not counted below)`,
+  );
 
   const dir = await makeTempDir('bench-engine');
-  const rows: string[][] = [['case', 'size', 'frames', 'ffmpeg s', 'pipes s', 'engine s', 'engine fps', 'x real time', 'vs ffmpeg']];
+  const rows: string[][] = [
+    ['case', 'size', 'frames', 'ffmpeg s', 'pipes s', 'engine s', 'engine fps', 'x real time', 'vs ffmpeg'],
+  ];
   try {
     for (const c of CASES) {
       if (only && !only.includes(c.name)) continue;
       const frames = Math.round(seconds * c.fps);
       const audio = join(dir, `${c.name}.wav`);
-      await runFfmpeg(['-i', c.audio, '-t', String(seconds), '-ac', '2', '-ar', '48000', '-c:a', 'pcm_s16le', '-f', 'wav', audio]);
+      await runFfmpeg([
+        '-i',
+        c.audio,
+        '-t',
+        String(seconds),
+        '-ac',
+        '2',
+        '-ar',
+        '48000',
+        '-c:a',
+        'pcm_s16le',
+        '-f',
+        'wav',
+        audio,
+      ]);
       const out = join(dir, `${c.name}.mp4`);
       const decode = () =>
-        decodeFrames({ inputArgs: ['-i', c.video], width: c.width, height: c.height, videoFilter: `${c.filter},fps=${c.fps}`, maxFrames: frames });
+        decodeFrames({
+          inputArgs: ['-i', c.video],
+          width: c.width,
+          height: c.height,
+          videoFilter: `${c.filter},fps=${c.fps}`,
+          maxFrames: frames,
+        });
       const encodeSpec = {
         width: c.width,
         height: c.height,
@@ -181,7 +205,9 @@ async function main(): Promise<void> {
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   for (const r of rows) console.log(r.map((v, i) => v.padStart(widths[i])).join('  '));
-  console.log('x real time: clip seconds per processing second (>= 1 keeps up); vs ffmpeg: engine time / plain re-encode time');
+  console.log(
+    'x real time: clip seconds per processing second (>= 1 keeps up); vs ffmpeg: engine time / plain re-encode time',
+  );
 }
 
 await main();

@@ -14,6 +14,9 @@ export class PassthroughEngine implements LipsyncEngine {
         yield f;
       }
     }
-    return { frames: frames(), report: () => ({ engine: this.id, framesTotal: n, framesWithFace: 0, lipMotionGenerated: false }) };
+    return {
+      frames: frames(),
+      report: () => ({ engine: this.id, framesTotal: n, framesWithFace: 0, lipMotionGenerated: false }),
+    };
   }
 }

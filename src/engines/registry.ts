@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { MODELS } from '../domain/models.js';
 import type { LipsyncEngine } from './engine.js';
 import { PassthroughEngine } from './passthrough.js';
+import { CpuEngine } from './cpu/index.js';
 
 export interface EngineBinding {
   engine: LipsyncEngine;
@@ -14,6 +15,7 @@ export type EngineFactory = () => LipsyncEngine;
 
 const FACTORIES: Record<string, EngineFactory> = {
   passthrough: () => new PassthroughEngine(),
+  cpu: () => new CpuEngine(),
 };
 
 export const DEFAULT_ENGINE = 'passthrough';
@@ -25,7 +27,10 @@ export class EngineRegistry {
     const instances = new Map<string, LipsyncEngine>();
     const get = (name: string): LipsyncEngine => {
       const f = FACTORIES[name];
-      if (!f) throw new Error(`unknown engine ${JSON.stringify(name)}; known: ${Object.keys(FACTORIES).join(', ')}`);
+      if (!f)
+        throw new Error(
+          `unknown engine ${JSON.stringify(name)}; known: ${Object.keys(FACTORIES).join(', ')}`,
+        );
       if (!instances.has(name)) instances.set(name, f());
       return instances.get(name) as LipsyncEngine;
     };

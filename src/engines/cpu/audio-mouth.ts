@@ -1,0 +1,127 @@
+// Audio -> mouth shapes, one set per video frame:
+//   open  0..1  how far the lips part (1 = a wide "ah"),
+//   width -1..1 spreading (+, "ee") or narrowing (-, "oo") of the mouth corners,
+//   round 0..1  lip rounding ("oo", "oh").
+// From signal features: loudness above a noise gate set relative to the clip's own speech level drives
+// the opening, fricative energy narrows it, the spectral centroid of voiced sound separates rounded
+// from spread vowels. Coarticulation: the mouth starts to open a frame ahead of the sound (anticipation)
+// and follows with a fast attack and a slower release; in silence it closes. `temperature` (0..1)
+// scales expressiveness around the neutral 0.5.
+import { quantile, type AudioFeatures } from './audio-features.js';
+
+export interface MouthTrack {
+  open: Float32Array;
+  width: Float32Array;
+  round: Float32Array;
+  /** The clip's speech level (dBFS, 90th percentile of active 10 ms hops) and the gate below which the mouth closes. */
+  speechLevelDb: number;
+  gateDb: number;
+  /** False when the audio holds no speech at all (digital silence, hum): the mouth stays closed. */
+  hasSpeech: boolean;
+}
+
+export interface AudioMouthOptions {
+  /** 0..1, default 0.5: expressiveness. */
+  temperature?: number;
+  /** Opening time constant, ms (default 30). */
+  attackMs?: number;
+  /** Closing time constant, ms (default 80). */
+  releaseMs?: number;
+  /** Loudness range (dB) between the gate and the speech level (default 28). */
+  rangeDb?: number;
+  /** Per-frame open values (0..1) from a viseme model; replaces the loudness-driven opening when given. */
+  modelOpen?: Float32Array | null;
+}
+
+/** Below this speech level (dBFS) the clip counts as silent. */
+const SILENT_CLIP_DB = -55;
+
+function clamp(v: number, lo: number, hi: number): number {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/** Asymmetric one-pole smoothing: fast towards larger values, slow towards smaller ones. */
+export function attackRelease(
+  x: Float32Array,
+  fps: number,
+  attackMs: number,
+  releaseMs: number,
+): Float32Array {
+  const dt = 1000 / fps;
+  const up = 1 - Math.exp(-dt / Math.max(1, attackMs));
+  const down = 1 - Math.exp(-dt / Math.max(1, releaseMs));
+  const y = new Float32Array(x.length);
+  let s = 0;
+  for (let i = 0; i < x.length; i++) {
+    s += (x[i] - s) * (x[i] > s ? up : down);
+    y[i] = s;
+  }
+  return y;
+}
+
+/** Zero-lag smoothing: a one-pole filter run forwards and then backwards. */
+export function smoothBothWays(x: Float32Array, fps: number, tauMs: number): Float32Array {
+  const a = 1 - Math.exp(-1000 / fps / Math.max(1, tauMs));
+  const y = Float32Array.from(x);
+  for (let i = 1; i < y.length; i++) y[i] = y[i - 1] + a * (y[i] - y[i - 1]);
+  for (let i = y.length - 2; i >= 0; i--) y[i] = y[i + 1] + a * (y[i] - y[i + 1]);
+  return y;
+}
+
+export function mouthFromAudio(f: AudioFeatures, opts: AudioMouthOptions = {}): MouthTrack {
+  const n = f.frames;
+  const temperature = clamp(opts.temperature ?? 0.5, 0, 1);
+  const gain = 0.6 + 0.8 * temperature;
+  const range = opts.rangeDb ?? 28;
+  const speech = quantile(f.hopDb, 0.9, -90);
+  const floor = quantile(f.hopDb, 0.1, -101);
+  const gate = Math.max(speech - range, floor + 6);
+  const hasSpeech = speech > SILENT_CLIP_DB && speech - floor > 10;
+
+  const open = new Float32Array(n);
+  const width = new Float32Array(n);
+  const round = new Float32Array(n);
+  if (!hasSpeech) return { open, width, round, speechLevelDb: speech, gateDb: gate, hasSpeech };
+
+  // Loudness above the gate, 0..1 at the speech level (a little above for shouts).
+  const level = new Float32Array(n);
+  for (let t = 0; t < n; t++) level[t] = clamp((f.db[t] - gate) / Math.max(6, speech - gate), 0, 1.15);
+
+  // Vowel colour: the second-formant band against the first (high for "ee", low for "oo"), relative
+  // to this speaker's own median over voiced frames.
+  const tilt = new Float32Array(n);
+  for (let t = 0; t < n; t++) tilt[t] = f.mid[t] - f.low[t];
+  const voiced: number[] = [];
+  for (let t = 0; t < n; t++) if (level[t] > 0.35) voiced.push(tilt[t]);
+  const cMid = voiced.length ? quantile(voiced, 0.5) : -10;
+  const cSpread = voiced.length > 4 ? Math.max(2, (quantile(voiced, 0.8) - quantile(voiced, 0.2)) / 2) : 5;
+
+  const raw = new Float32Array(n);
+  const rawWidth = new Float32Array(n);
+  const rawRound = new Float32Array(n);
+  for (let t = 0; t < n; t++) {
+    const l = level[t];
+    // Fricatives (s, f, sh): energy above 2.5 kHz dominates; the teeth stay close together.
+    const fric = clamp((f.high[t] - Math.max(f.low[t], f.mid[t]) + 3) / 12, 0, 1);
+    let o = opts.modelOpen ? opts.modelOpen[t] : 0.62 * Math.pow(l, 1.3) * (1 - 0.45 * fric);
+    o *= l > 0 || opts.modelOpen ? 1 : 0;
+    raw[t] = o;
+    const voicedWeight = clamp((l - 0.2) / 0.4, 0, 1) * (1 - fric);
+    const cz = (tilt[t] - cMid) / cSpread;
+    rawRound[t] = clamp(-cz * 0.8, 0, 1) * voicedWeight;
+    rawWidth[t] = clamp(cz * 0.6, -1, 1) * voicedWeight + 0.3 * fric * clamp(l * 2, 0, 1);
+  }
+
+  // Anticipation: the lips move before the sound they make.
+  const ahead = new Float32Array(n);
+  for (let t = 0; t < n; t++) ahead[t] = Math.max(raw[t], t + 1 < n ? 0.6 * raw[t + 1] : 0);
+  const smoothOpen = attackRelease(ahead, f.fps, opts.attackMs ?? 30, opts.releaseMs ?? 80);
+  const smoothWidth = smoothBothWays(rawWidth, f.fps, 60);
+  const smoothRound = smoothBothWays(rawRound, f.fps, 70);
+  for (let t = 0; t < n; t++) {
+    open[t] = clamp(smoothOpen[t] * gain, 0, 1);
+    width[t] = clamp(smoothWidth[t] * gain, -1, 1);
+    round[t] = clamp(smoothRound[t] * gain, 0, 1);
+  }
+  return { open, width, round, speechLevelDb: speech, gateDb: gate, hasSpeech };
+}

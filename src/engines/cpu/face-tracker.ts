@@ -1,0 +1,300 @@
+// Face and lip landmarks on a stream of frames: the detector (BlazeFace) finds a face when none is
+// tracked, then FaceMesh follows it from frame to frame on a rotated crop placed from the previous
+// frame's landmarks (no detector while tracking). Landmarks are smoothed with a One-Euro filter whose
+// speeds are measured in face sizes, so a still face is steady and a talking mouth is not delayed.
+// Several faces: the largest, unless active-speaker hints say which one.
+import type { ActiveSpeakerHint } from '../../domain/generation-request.js';
+import type { DetectedFace, FaceModels } from './face-models.js';
+import { MESH_INPUT, MESH_POINTS } from './face-models.js';
+import { cropRotated, downscale, type RgbImage } from './image-ops.js';
+import { interocular, rollAngle } from './landmarks.js';
+import { OneEuroFilter } from './one-euro.js';
+
+export interface FaceObservation {
+  /** Index of the frame in the stream. */
+  frame: number;
+  /** 468 smoothed landmarks, flat [x0, y0, x1, y1, ...] in frame pixels. */
+  points: Float32Array;
+  /** The same landmarks before smoothing. */
+  raw: Float32Array;
+  /** FaceMesh confidence 0..1. */
+  score: number;
+  /** Landmark bounding box [x, y, width, height] in frame pixels. */
+  box: [number, number, number, number];
+  /** Face size in pixels: the larger side of `box`. */
+  size: number;
+  /** Distance between the eye centres, pixels. */
+  scale: number;
+  /** True when this frame started a new track (after a detection). */
+  fresh: boolean;
+}
+
+export interface FaceTrackerOptions {
+  fps: number;
+  activeSpeaker?: ActiveSpeakerHint | null;
+  /** While no face is tracked, run the detector on every n-th frame (default 3). */
+  searchEvery?: number;
+  /** FaceMesh confidence below which the track is lost (default 0.5). */
+  minScore?: number;
+  /** Smooth landmarks over time (default true). */
+  smooth?: boolean;
+  /** Longest side of the image given to the detector (default 512). */
+  detectSize?: number;
+}
+
+interface Crop {
+  cx: number;
+  cy: number;
+  size: number;
+  angle: number;
+}
+
+/** Crop side as a multiple of the landmarks' extent (the framing FaceMesh was trained on). */
+const CROP_SCALE = 1.5;
+
+function iou(a: [number, number, number, number], b: [number, number, number, number]): number {
+  const x1 = Math.max(a[0], b[0]);
+  const y1 = Math.max(a[1], b[1]);
+  const x2 = Math.min(a[0] + a[2], b[0] + b[2]);
+  const y2 = Math.min(a[1] + a[3], b[1] + b[3]);
+  const inter = Math.max(0, x2 - x1) * Math.max(0, y2 - y1);
+  const union = a[2] * a[3] + b[2] * b[3] - inter;
+  return union > 0 ? inter / union : 0;
+}
+
+export class FaceTracker {
+  private crop: Crop | null = null;
+  private frameIndex = -1;
+  private lastSearch = -Infinity;
+  private readonly filter = new OneEuroFilter(MESH_POINTS * 2, { minCutoff: 1.2, beta: 6, dCutoff: 1 });
+  private readonly cropBuffer = new Float32Array(MESH_INPUT * MESH_INPUT * 3);
+  private readonly searchEvery: number;
+  private readonly minScore: number;
+  private readonly smooth: boolean;
+  private readonly detectSize: number;
+  /** How many detector runs and how many frames saw more than one face (for the report). */
+  readonly stats = { detections: 0, multiFaceFrames: 0, lost: 0 };
+
+  constructor(
+    private readonly models: FaceModels,
+    private readonly width: number,
+    private readonly height: number,
+    private readonly opts: FaceTrackerOptions,
+  ) {
+    this.searchEvery = Math.max(1, opts.searchEvery ?? 3);
+    this.minScore = opts.minScore ?? 0.5;
+    this.smooth = opts.smooth ?? true;
+    this.detectSize = opts.detectSize ?? 512;
+  }
+
+  /** Landmarks of the followed face in the next frame of the stream, or null when there is none. */
+  async track(frame: Uint8Array): Promise<FaceObservation | null> {
+    const index = ++this.frameIndex;
+    const img: RgbImage = { data: frame, width: this.width, height: this.height };
+    const hintBox = this.hintBox(index);
+    if (hintBox === null) {
+      // The hints say nobody speaks in this frame.
+      this.drop();
+      return null;
+    }
+
+    let fresh = false;
+    if (this.crop && hintBox) {
+      // Follow the hinted box: re-detect when the tracked face is not the one it marks.
+      const cur = this.cropBox(this.crop);
+      if (iou(cur, hintBox) < 0.2) this.drop();
+    }
+    if (!this.crop) {
+      if (index - this.lastSearch < this.searchEvery) return null;
+      this.lastSearch = index;
+      const face = await this.detect(img, hintBox);
+      if (!face) return null;
+      this.crop = face;
+      fresh = true;
+    }
+
+    let result = await this.mesh(img, this.crop);
+    if (!result && !fresh) {
+      // Lost while tracking: one immediate detection before giving up on this frame.
+      this.stats.lost++;
+      this.drop();
+      this.lastSearch = index;
+      const face = await this.detect(img, hintBox);
+      if (face) {
+        fresh = true;
+        this.crop = face;
+        result = await this.mesh(img, face);
+      }
+    }
+    if (!result) {
+      this.drop();
+      return null;
+    }
+
+    const raw = result.points;
+    this.crop = this.nextCrop(raw);
+    const points = Float32Array.from(raw);
+    const scale = interocular(raw);
+    if (fresh) this.filter.reset();
+    if (this.smooth) this.filter.filter(points, 1 / this.opts.fps, Math.max(1, scale));
+    const box = this.bounds(points);
+    return {
+      frame: index,
+      points,
+      raw,
+      score: result.score,
+      box,
+      size: Math.max(box[2], box[3]),
+      scale,
+      fresh,
+    };
+  }
+
+  private drop(): void {
+    this.crop = null;
+    this.filter.reset();
+  }
+
+  /** undefined: no hint for this frame; null: hinted that no one speaks; else the speaker's box [x, y, w, h]. */
+  private hintBox(index: number): [number, number, number, number] | null | undefined {
+    const boxes = this.opts.activeSpeaker?.boundingBoxes;
+    if (!boxes || index >= boxes.length) return undefined;
+    const b = boxes[index];
+    if (!b) return null;
+    return [Math.min(b[0], b[2]), Math.min(b[1], b[3]), Math.abs(b[2] - b[0]), Math.abs(b[3] - b[1])];
+  }
+
+  private cropBox(c: Crop): [number, number, number, number] {
+    const s = c.size / CROP_SCALE;
+    return [c.cx - s / 2, c.cy - s / 2, s, s];
+  }
+
+  private async detect(
+    img: RgbImage,
+    hintBox: [number, number, number, number] | undefined,
+  ): Promise<Crop | null> {
+    this.stats.detections++;
+    const factor = Math.max(1, Math.floor(Math.max(img.width, img.height) / this.detectSize));
+    const small = downscale(img, factor);
+    const faces = (await this.models.detect(small.data, small.width, small.height)).map((f) =>
+      scaleFace(f, factor),
+    );
+    if (faces.length === 0) return null;
+    if (faces.length > 1) this.stats.multiFaceFrames++;
+    const chosen = this.choose(faces, hintBox);
+    if (!chosen) return null;
+    const [x, y, w, h] = chosen.box;
+    const [a, b] = chosen.keypoints;
+    let angle = a && b ? Math.atan2(b[1] - a[1], b[0] - a[0]) : 0;
+    if (a && b && b[0] < a[0]) angle = Math.atan2(a[1] - b[1], a[0] - b[0]);
+    // The detector's box is already enlarged around the face; FaceMesh wants a little more context.
+    return { cx: x + w / 2, cy: y + h / 2, size: Math.max(w, h) * 1.1, angle };
+  }
+
+  private choose(
+    faces: DetectedFace[],
+    hintBox: [number, number, number, number] | undefined,
+  ): DetectedFace | null {
+    const area = (f: DetectedFace) => f.box[2] * f.box[3];
+    if (hintBox) {
+      let best: DetectedFace | null = null;
+      let bestIou = 0.05;
+      for (const f of faces) {
+        const v = iou(f.box, hintBox);
+        if (v > bestIou) {
+          bestIou = v;
+          best = f;
+        }
+      }
+      return best;
+    }
+    const point = this.opts.activeSpeaker?.coordinates;
+    if (point) {
+      // The face containing the point, else the nearest one.
+      const [x, y] = point;
+      let best = faces[0];
+      let bestD = Infinity;
+      for (const f of faces) {
+        const [bx, by, bw, bh] = f.box;
+        const inside = x >= bx && x <= bx + bw && y >= by && y <= by + bh;
+        const d = inside ? -area(f) : Math.hypot(bx + bw / 2 - x, by + bh / 2 - y);
+        if (d < bestD) {
+          bestD = d;
+          best = f;
+        }
+      }
+      return best;
+    }
+    return faces.reduce((a, b) => (area(b) > area(a) ? b : a));
+  }
+
+  private async mesh(img: RgbImage, c: Crop): Promise<{ points: Float32Array; score: number } | null> {
+    if (c.size < 16) return null;
+    cropRotated(img, c.cx, c.cy, c.size, c.angle, MESH_INPUT, this.cropBuffer);
+    const out = await this.models.landmarks(this.cropBuffer);
+    if (!(out.score >= this.minScore)) return null;
+    const points = new Float32Array(MESH_POINTS * 2);
+    const cos = Math.cos(c.angle);
+    const sin = Math.sin(c.angle);
+    const k = c.size / MESH_INPUT;
+    for (let i = 0; i < MESH_POINTS; i++) {
+      const lx = out.coords[3 * i] * k - c.size / 2;
+      const ly = out.coords[3 * i + 1] * k - c.size / 2;
+      points[2 * i] = c.cx + lx * cos - ly * sin;
+      points[2 * i + 1] = c.cy + lx * sin + ly * cos;
+    }
+    return { points, score: out.score };
+  }
+
+  /** The crop for the next frame: the landmarks' extent in the face's own axes, enlarged. */
+  private nextCrop(p: Float32Array): Crop {
+    const angle = rollAngle(p);
+    const cos = Math.cos(angle);
+    const sin = Math.sin(angle);
+    let minU = Infinity;
+    let maxU = -Infinity;
+    let minV = Infinity;
+    let maxV = -Infinity;
+    for (let i = 0; i < MESH_POINTS; i++) {
+      const x = p[2 * i];
+      const y = p[2 * i + 1];
+      const u = x * cos + y * sin;
+      const v = -x * sin + y * cos;
+      if (u < minU) minU = u;
+      if (u > maxU) maxU = u;
+      if (v < minV) minV = v;
+      if (v > maxV) maxV = v;
+    }
+    const cu = (minU + maxU) / 2;
+    const cv = (minV + maxV) / 2;
+    return {
+      cx: cu * cos - cv * sin,
+      cy: cu * sin + cv * cos,
+      size: Math.max(maxU - minU, maxV - minV) * CROP_SCALE,
+      angle,
+    };
+  }
+
+  private bounds(p: Float32Array): [number, number, number, number] {
+    let minX = Infinity;
+    let minY = Infinity;
+    let maxX = -Infinity;
+    let maxY = -Infinity;
+    for (let i = 0; i < p.length; i += 2) {
+      if (p[i] < minX) minX = p[i];
+      if (p[i] > maxX) maxX = p[i];
+      if (p[i + 1] < minY) minY = p[i + 1];
+      if (p[i + 1] > maxY) maxY = p[i + 1];
+    }
+    return [minX, minY, maxX - minX, maxY - minY];
+  }
+}
+
+function scaleFace(f: DetectedFace, k: number): DetectedFace {
+  if (k === 1) return f;
+  return {
+    box: [f.box[0] * k, f.box[1] * k, f.box[2] * k, f.box[3] * k],
+    score: f.score,
+    keypoints: f.keypoints.map(([x, y]) => [x * k, y * k] as [number, number]),
+  };
+}

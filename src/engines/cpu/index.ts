@@ -1,0 +1,191 @@
+// The CPU lip-sync engine: finds the face and its lips in every frame (face-tracker), turns the
+// conformed audio into mouth shapes over time (audio-mouth), and re-draws the mouth region of each
+// frame toward that shape (mouth-rig + mouth-warp). Streaming: one frame in, one frame out, nothing
+// held but a few per-frame numbers. Frames without a face, and frames outside the active spans, pass
+// through untouched; the mouth closes in silence.
+//
+// Settings (engine registry): maxOpening (0.2..0.9, default 0.5: the widest opening as a fraction of
+// the mouth's width), searchEvery (frames between detector runs while no face is tracked, default 3),
+// detectSize (longest side given to the detector, default 512).
+import type { EngineJob, EngineReport, EngineRun, LipsyncEngine } from '../engine.js';
+import { analyseAudio } from './audio-features.js';
+import { mouthFromAudio, type MouthTrack } from './audio-mouth.js';
+import { faceModels } from './face-models.js';
+import { FaceTracker } from './face-tracker.js';
+import { mouthDown } from './landmarks.js';
+import { LipRefiner } from './lip-refine.js';
+import { MouthRig, buildTopology, type MouthParams, type Pads } from './mouth-rig.js';
+import { MouthInterior, warpInPlace } from './mouth-warp.js';
+import { prefetch } from './prefetch.js';
+import { pearson } from './stats.js';
+
+/** Frames over which the re-drawn mouth fades in and out at the edges of active spans. */
+const SPAN_RAMP_FRAMES = 4;
+
+function num(
+  settings: Readonly<Record<string, unknown>>,
+  key: string,
+  lo: number,
+  hi: number,
+): number | undefined {
+  const v = settings[key];
+  if (typeof v !== 'number' || !Number.isFinite(v)) return undefined;
+  return Math.min(hi, Math.max(lo, v));
+}
+
+/** Weight (0..1) of the re-drawn mouth per frame: 1 inside the active spans, ramping at their edges. */
+export function spanWeights(
+  spans: EngineJob['activeSpans'],
+  fps: number,
+  frames: number,
+): Float32Array | null {
+  if (!spans) return null;
+  const inside = new Uint8Array(frames);
+  for (const s of spans) {
+    const a = Math.max(0, Math.round(s.start * fps));
+    const b = Math.min(frames, Math.round(s.end * fps));
+    for (let t = a; t < b; t++) inside[t] = 1;
+  }
+  // Distance (frames) to the nearest outside frame, both ways.
+  const w = new Float32Array(frames);
+  let d = 0;
+  for (let t = 0; t < frames; t++) {
+    d = inside[t] ? d + 1 : 0;
+    w[t] = d;
+  }
+  d = 0;
+  for (let t = frames - 1; t >= 0; t--) {
+    d = inside[t] ? d + 1 : 0;
+    w[t] = Math.min(1, Math.min(w[t], d) / SPAN_RAMP_FRAMES);
+  }
+  return w;
+}
+
+function median(values: number[]): number | null {
+  if (values.length === 0) return null;
+  const v = [...values].sort((a, b) => a - b);
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+export class CpuEngine implements LipsyncEngine {
+  readonly id = 'cpu';
+  readonly passthrough = false;
+
+  start(job: EngineJob): EngineRun {
+    const { width, height, fps } = job;
+    let framesTotal = 0;
+    let framesWithFace = 0;
+    let framesRedrawn = 0;
+    const sizes: number[] = [];
+    const rendered: number[] = [];
+    const loudness: number[] = [];
+    const warnings: string[] = [];
+    let mouth: MouthTrack | null = null;
+    let trackerStats: FaceTracker['stats'] | null = null;
+    let done = false;
+
+    async function* frames(): AsyncGenerator<Buffer> {
+      const models = await faceModels();
+      const audio = await analyseAudio(job.audioPath, fps, job.frameCount);
+      mouth = mouthFromAudio(audio, { temperature: job.options.temperature });
+      if (!mouth.hasSpeech) warnings.push('the audio holds no speech: the mouth stays closed');
+      const weights = spanWeights(job.activeSpans, fps, job.frameCount);
+      const tracker = new FaceTracker(models, width, height, {
+        fps,
+        activeSpeaker: job.options.activeSpeaker,
+        searchEvery: num(job.settings, 'searchEvery', 1, 100),
+        detectSize: num(job.settings, 'detectSize', 128, 4096),
+      });
+      trackerStats = tracker.stats;
+      const pads = (job.options.pads ?? null) as Pads | null;
+      let rig: MouthRig | null = null;
+      const interior = new MouthInterior();
+      const refiner = new LipRefiner();
+      const closed: MouthParams = { open: 0, width: 0, round: 0 };
+      // Source pixels of the re-drawn region (the frame itself is re-drawn in place).
+      let scratch: Uint8Array | null = null;
+
+      for await (const frame of prefetch(job.frames, 2)) {
+        if (job.signal.aborted) throw job.signal.reason ?? new Error('aborted');
+        const t = framesTotal++;
+        const obs = await tracker.track(frame);
+        if (!obs) {
+          yield frame;
+          continue;
+        }
+        framesWithFace++;
+        sizes.push(obs.size);
+        if (!rig) {
+          // The region's top reaches `pads[0]` pixels higher (in the canonical face layout).
+          const topUv = pads ? Math.min(0.05, (pads[0] / Math.max(1, obs.box[3])) * 0.93) : 0;
+          rig = new MouthRig(buildTopology(models.triangulation, models.uv, topUv), {
+            fps,
+            pads,
+            maxOpening: num(job.settings, 'maxOpening', 0.2, 0.9),
+          });
+        }
+        if (obs.fresh) {
+          rig.reset();
+          refiner.reset();
+        }
+        const points = refiner.refine(frame, width, height, obs.points, mouthDown(obs.points), obs.scale);
+        const weight = weights ? (t < weights.length ? weights[t] : 0) : 1;
+        const params: MouthParams =
+          mouth && t < mouth.open.length
+            ? { open: mouth.open[t], width: mouth.width[t], round: mouth.round[t] }
+            : closed;
+        const geometry = rig.deform(points, params, weight);
+        interior.observe(frame, width, height, points, geometry.sourceGap, geometry.scale);
+        if (weight <= 0) {
+          yield frame;
+          continue;
+        }
+        scratch ??= new Uint8Array(frame.length);
+        warpInPlace(frame, scratch, width, height, geometry, interior.look());
+        framesRedrawn++;
+        if (t < audio.db.length) {
+          rendered.push(geometry.targetGap / geometry.scale);
+          loudness.push(audio.db[t]);
+        }
+        yield frame;
+      }
+      done = true;
+    }
+
+    const id = this.id;
+    return {
+      // Read-ahead on both sides: the decoder runs while a frame is processed, and the next frame is
+      // processed while the encoder takes the last one.
+      frames: prefetch(frames(), 2),
+      report(): EngineReport {
+        const agreement = rendered.length > 2 ? pearson(rendered, loudness) : null;
+        const w = [...warnings];
+        if (framesTotal > 0 && framesWithFace < framesTotal * 0.5 && framesWithFace > 0) {
+          w.push(`a face was found in only ${framesWithFace} of ${framesTotal} frames`);
+        }
+        if (trackerStats && trackerStats.multiFaceFrames > 0) {
+          w.push(
+            job.options.activeSpeaker
+              ? 'several faces: followed the active-speaker hint'
+              : 'several faces: the largest one was animated',
+          );
+        }
+        if (!done && framesTotal > 0) w.push('the frame stream ended early');
+        return {
+          engine: id,
+          framesTotal,
+          framesWithFace,
+          framesRedrawn,
+          lipMotionGenerated: framesRedrawn > 0 && (mouth?.hasSpeech ?? false),
+          medianFaceSize: median(sizes),
+          mouthAudioCorrelation:
+            agreement === null || Number.isNaN(agreement) ? null : Math.round(agreement * 1000) / 1000,
+          speechLevelDb: mouth ? Math.round(mouth.speechLevelDb * 10) / 10 : null,
+          detections: trackerStats?.detections ?? 0,
+          warnings: w,
+        };
+      },
+    };
+  }
+}

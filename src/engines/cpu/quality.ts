@@ -1,0 +1,219 @@
+// Measuring a lip-synced video:
+//  - sync score: Pearson correlation between the mouth opening measured on the video (with the face
+//    tracker) and the audio's loudness in dB per frame, at the best lag within +-3 frames;
+//  - PSNR outside the lower face against the input video (what the engine must leave alone).
+// Used by scripts/quality.ts, the engine's integration test and the benchmark.
+import { join } from 'node:path';
+import { decodeFrames } from '../../media/frames.js';
+import { runFfmpeg } from '../../media/ffmpeg.js';
+import { probeMedia } from '../../media/probe.js';
+import { withTempDir } from '../../media/tempdir.js';
+import { analyseAudio } from './audio-features.js';
+import { faceModels } from './face-models.js';
+import { FaceTracker } from './face-tracker.js';
+import { FACE_OVAL, NOSE_BOTTOM, NOSE_TIP, mouthOpening } from './landmarks.js';
+import { bestLagCorrelation } from './stats.js';
+
+export const SYNC_MAX_LAG = 3;
+
+export interface VideoFacts {
+  width: number;
+  height: number;
+  fps: number;
+  durationSeconds: number;
+}
+
+export async function videoFacts(path: string): Promise<VideoFacts> {
+  const p = await probeMedia(path);
+  if (!p.video) throw new Error(`${path} has no video stream`);
+  return {
+    width: p.video.width,
+    height: p.video.height,
+    fps: p.video.fps ?? 25,
+    durationSeconds: p.durationSeconds ?? 0,
+  };
+}
+
+/** Per frame: mouth opening (NaN without a face) and the lower-face box [x0, y0, x1, y1] (null without a face). */
+export interface MouthMeasure {
+  opening: number[];
+  lowerFace: ([number, number, number, number] | null)[];
+}
+
+/**
+ * The part of the frame the engine may change, [x0, y0, x1, y1]: from just above the nose base down
+ * past the jaw line, including the band under the jaw that the rig stretches (0.9 face scales, plus
+ * a margin).
+ */
+export function lowerFaceBox(
+  points: Float32Array,
+  scale: number,
+  width: number,
+  height: number,
+): [number, number, number, number] {
+  const lower = FACE_OVAL.slice(FACE_OVAL.indexOf(323), FACE_OVAL.indexOf(93) + 1);
+  const noseX = points[2 * NOSE_TIP];
+  const noseY = points[2 * NOSE_TIP + 1];
+  let x0 = Infinity;
+  let x1 = -Infinity;
+  let y1 = -Infinity;
+  const reach = scale * 1.0;
+  for (const v of lower) {
+    const x = points[2 * v];
+    const y = points[2 * v + 1];
+    const len = Math.max(1e-3, Math.hypot(x - noseX, y - noseY));
+    for (const k of [0, reach]) {
+      const px = x + ((x - noseX) / len) * k;
+      const py = y + ((y - noseY) / len) * k;
+      x0 = Math.min(x0, px);
+      x1 = Math.max(x1, px);
+      y1 = Math.max(y1, py);
+    }
+  }
+  return [
+    Math.max(0, Math.floor(x0)),
+    Math.max(0, Math.floor(points[2 * NOSE_BOTTOM + 1] - scale * 0.15)),
+    Math.min(width, Math.ceil(x1)),
+    Math.min(height, Math.ceil(y1)),
+  ];
+}
+
+/** Tracks the face through a video and measures its mouth in every frame. */
+export async function measureMouth(
+  path: string,
+  facts?: VideoFacts,
+  maxFrames?: number,
+): Promise<MouthMeasure> {
+  const f = facts ?? (await videoFacts(path));
+  const models = await faceModels();
+  const tracker = new FaceTracker(models, f.width, f.height, { fps: f.fps, searchEvery: 1, smooth: false });
+  const opening: number[] = [];
+  const lowerFace: MouthMeasure['lowerFace'] = [];
+  // A constant frame rate (the probed average), so frame i is at i / fps even in a variable-rate file.
+  const decode = decodeFrames({
+    inputArgs: ['-i', path],
+    width: f.width,
+    height: f.height,
+    maxFrames,
+    videoFilter: `fps=${f.fps}`,
+  });
+  for await (const frame of decode) {
+    const obs = await tracker.track(frame);
+    opening.push(obs ? mouthOpening(obs.raw) : NaN);
+    lowerFace.push(obs ? lowerFaceBox(obs.raw, obs.scale, f.width, f.height) : null);
+  }
+  return { opening, lowerFace };
+}
+
+/** Loudness (dBFS) per video frame of any file with an audio stream. */
+export async function loudnessPerFrame(
+  audioPath: string,
+  fps: number,
+  frames: number,
+): Promise<Float32Array> {
+  return withTempDir('lipsync-quality', async (dir) => {
+    const wav = join(dir, 'audio.wav');
+    await runFfmpeg([
+      '-i',
+      audioPath,
+      '-vn',
+      '-ac',
+      '1',
+      '-ar',
+      '16000',
+      '-c:a',
+      'pcm_s16le',
+      '-f',
+      'wav',
+      wav,
+    ]);
+    return (await analyseAudio(wav, fps, frames)).db;
+  });
+}
+
+export interface SyncScore {
+  /** Best Pearson correlation within +-3 frames (NaN when no face or a constant signal). */
+  score: number;
+  /** Lag (frames) of the best correlation: positive when the audio comes after the mouth. */
+  lag: number;
+  frames: number;
+  framesWithFace: number;
+}
+
+export function syncScore(opening: ArrayLike<number>, loudnessDb: ArrayLike<number>): SyncScore {
+  const { r, lag } = bestLagCorrelation(opening, loudnessDb, SYNC_MAX_LAG);
+  let withFace = 0;
+  for (let i = 0; i < opening.length; i++) if (Number.isFinite(opening[i])) withFace++;
+  return { score: r, lag, frames: opening.length, framesWithFace: withFace };
+}
+
+export interface PsnrResult {
+  /** PSNR (dB) over all pixels outside the lower face, all frames together. */
+  psnr: number;
+  frames: number;
+  /** Share of the pixels that were compared. */
+  coverage: number;
+}
+
+/**
+ * PSNR of `outputPath` against `referencePath` (scaled to the output's size and frame rate) over the
+ * pixels outside the lower-face box of each frame (boxes from `measure`, from either video's faces).
+ */
+export async function psnrOutsideLowerFace(
+  outputPath: string,
+  referencePath: string,
+  measure: MouthMeasure,
+  facts?: VideoFacts,
+): Promise<PsnrResult> {
+  const f = facts ?? (await videoFacts(outputPath));
+  const out = decodeFrames({
+    inputArgs: ['-i', outputPath],
+    width: f.width,
+    height: f.height,
+    videoFilter: `fps=${f.fps}`,
+  })[Symbol.asyncIterator]();
+  const ref = decodeFrames({
+    inputArgs: ['-i', referencePath],
+    width: f.width,
+    height: f.height,
+    videoFilter: `fps=${f.fps},scale=${f.width}:${f.height}`,
+  })[Symbol.asyncIterator]();
+  let sse = 0;
+  let count = 0;
+  let frames = 0;
+  let total = 0;
+  const stride = f.width * 3;
+  try {
+    for (;;) {
+      const [a, b] = await Promise.all([out.next(), ref.next()]);
+      if (a.done || b.done) break;
+      const box = measure.lowerFace[frames] ?? null;
+      frames++;
+      const A = a.value;
+      const B = b.value;
+      for (let y = 0; y < f.height; y++) {
+        const inRows = box !== null && y >= box[1] && y < box[3];
+        const row = y * stride;
+        for (let x = 0; x < f.width; x++) {
+          total++;
+          if (inRows && x >= box[0] && x < box[2]) continue;
+          const i = row + x * 3;
+          const d0 = A[i] - B[i];
+          const d1 = A[i + 1] - B[i + 1];
+          const d2 = A[i + 2] - B[i + 2];
+          sse += d0 * d0 + d1 * d1 + d2 * d2;
+          count += 3;
+        }
+      }
+    }
+  } finally {
+    await out.return?.(undefined);
+    await ref.return?.(undefined);
+  }
+  const mse = count > 0 ? sse / count : 0;
+  return {
+    psnr: mse > 0 ? 10 * Math.log10((255 * 255) / mse) : Infinity,
+    frames,
+    coverage: total > 0 ? count / 3 / total : 0,
+  };
+}

@@ -1,0 +1,116 @@
+// A streaming WAV reader: PCM 8/16/24/32-bit integer or 32/64-bit float, any channel count, RIFF or
+// RF64 (what ffmpeg writes with `-rf64 auto`). Yields mono float samples in blocks, reading the file
+// piece by piece, so memory does not grow with the audio's length.
+import { open } from 'node:fs/promises';
+
+export interface WavInfo {
+  sampleRate: number;
+  channels: number;
+  bitsPerSample: number;
+  float: boolean;
+  dataOffset: number;
+  dataBytes: number;
+  /** Sample frames (one sample per channel each). */
+  frames: number;
+}
+
+const FORMAT_PCM = 1;
+const FORMAT_FLOAT = 3;
+const FORMAT_EXTENSIBLE = 0xfffe;
+
+export async function readWavInfo(path: string): Promise<WavInfo> {
+  const fh = await open(path, 'r');
+  try {
+    const size = (await fh.stat()).size;
+    const head = Buffer.alloc(12);
+    await fh.read(head, 0, 12, 0);
+    const riff = head.toString('ascii', 0, 4);
+    if ((riff !== 'RIFF' && riff !== 'RF64') || head.toString('ascii', 8, 12) !== 'WAVE')
+      throw new Error(`${path} is not a WAV file`);
+    let pos = 12;
+    let fmt: { format: number; channels: number; rate: number; bits: number } | null = null;
+    let ds64Data: number | null = null;
+    const hdr = Buffer.alloc(8);
+    while (pos + 8 <= size) {
+      await fh.read(hdr, 0, 8, pos);
+      const id = hdr.toString('ascii', 0, 4);
+      let len = hdr.readUInt32LE(4);
+      const body = pos + 8;
+      if (id === 'ds64') {
+        const b = Buffer.alloc(Math.min(len, 28));
+        await fh.read(b, 0, b.length, body);
+        ds64Data = Number(b.readBigUInt64LE(8));
+      } else if (id === 'fmt ') {
+        const b = Buffer.alloc(Math.min(len, 40));
+        await fh.read(b, 0, b.length, body);
+        let format = b.readUInt16LE(0);
+        if (format === FORMAT_EXTENSIBLE && b.length >= 26) format = b.readUInt16LE(24);
+        fmt = { format, channels: b.readUInt16LE(2), rate: b.readUInt32LE(4), bits: b.readUInt16LE(14) };
+      } else if (id === 'data') {
+        if (!fmt) throw new Error(`${path}: data chunk before fmt chunk`);
+        if (fmt.format !== FORMAT_PCM && fmt.format !== FORMAT_FLOAT)
+          throw new Error(`${path}: unsupported WAV format ${fmt.format}`);
+        if (len === 0xffffffff && ds64Data !== null) len = ds64Data;
+        if (len === 0 || len === 0xffffffff || body + len > size) len = size - body;
+        const blockAlign = (fmt.bits / 8) * fmt.channels;
+        return {
+          sampleRate: fmt.rate,
+          channels: fmt.channels,
+          bitsPerSample: fmt.bits,
+          float: fmt.format === FORMAT_FLOAT,
+          dataOffset: body,
+          dataBytes: len - (len % blockAlign),
+          frames: Math.floor(len / blockAlign),
+        };
+      }
+      pos = body + len + (len % 2);
+    }
+    throw new Error(`${path}: no data chunk`);
+  } finally {
+    await fh.close();
+  }
+}
+
+function sampleReader(info: WavInfo): (b: Buffer, off: number) => number {
+  const bits = info.bitsPerSample;
+  if (info.float) return bits === 64 ? (b, o) => b.readDoubleLE(o) : (b, o) => b.readFloatLE(o);
+  if (bits === 8) return (b, o) => (b[o] - 128) / 128;
+  if (bits === 16) return (b, o) => b.readInt16LE(o) / 32768;
+  if (bits === 24) return (b, o) => b.readIntLE(o, 3) / 8388608;
+  if (bits === 32) return (b, o) => b.readInt32LE(o) / 2147483648;
+  throw new Error(`unsupported WAV sample size ${bits}`);
+}
+
+/** Mono (channel average) float samples, in blocks of at most `blockFrames`. */
+export async function* readWavMono(
+  path: string,
+  info?: WavInfo,
+  blockFrames = 65536,
+): AsyncGenerator<Float32Array> {
+  const wav = info ?? (await readWavInfo(path));
+  const bytesPer = wav.bitsPerSample / 8;
+  const frameBytes = bytesPer * wav.channels;
+  const read = sampleReader(wav);
+  const buf = Buffer.alloc(blockFrames * frameBytes);
+  const fh = await open(path, 'r');
+  try {
+    let done = 0;
+    while (done < wav.frames) {
+      const want = Math.min(blockFrames, wav.frames - done);
+      const { bytesRead } = await fh.read(buf, 0, want * frameBytes, wav.dataOffset + done * frameBytes);
+      const got = Math.floor(bytesRead / frameBytes);
+      if (got === 0) break;
+      const out = new Float32Array(got);
+      for (let i = 0; i < got; i++) {
+        let s = 0;
+        const base = i * frameBytes;
+        for (let c = 0; c < wav.channels; c++) s += read(buf, base + c * bytesPer);
+        out[i] = s / wav.channels;
+      }
+      done += got;
+      yield out;
+    }
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,296 @@
+// The CPU lip-sync engine end to end on real media: a fixture talking-face clip driven by a different
+// speech file (decoder -> engine -> encoder, as the pipeline runs it), then measured with the quality
+// tools: the mouth must follow the new audio (sync score), everything outside the lower face must stay
+// as it was (PSNR), and silent audio must keep the mouth at the source's closed level.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { normaliseOptions } from '../../src/domain/generation-request.js';
+import type { EngineReport } from '../../src/engines/engine.js';
+import { CpuEngine } from '../../src/engines/cpu/index.js';
+import {
+  loudnessPerFrame,
+  measureMouth,
+  psnrOutsideLowerFace,
+  syncScore,
+  type MouthMeasure,
+} from '../../src/engines/cpu/quality.js';
+import { EngineRegistry } from '../../src/engines/registry.js';
+import { runFfmpeg } from '../../src/media/ffmpeg.js';
+import { decodeFrames, encodeFrames } from '../../src/media/frames.js';
+import { makeTempDir, removeTempDir } from '../../src/media/tempdir.js';
+import { fixture } from '../helpers/paths.js';
+
+const VIDEO = fixture('media/face_3.mp4');
+const SPEECH = fixture('media/speech_short.wav');
+const SIZE = 590;
+const FPS = 25;
+const SECONDS = 4;
+const FRAMES = SECONDS * FPS;
+
+/** Conformed audio as the pipeline makes it: 48 kHz stereo PCM WAV, cut to the clip. */
+async function conformAudio(input: string[], out: string): Promise<void> {
+  await runFfmpeg([
+    ...input,
+    '-t',
+    String(SECONDS),
+    '-ac',
+    '2',
+    '-ar',
+    '48000',
+    '-c:a',
+    'pcm_s16le',
+    '-f',
+    'wav',
+    out,
+  ]);
+}
+
+async function runEngine(audioPath: string, outPath: string): Promise<EngineReport> {
+  const run = new CpuEngine().start({
+    frames: decodeFrames({ inputArgs: ['-i', VIDEO], width: SIZE, height: SIZE, maxFrames: FRAMES }),
+    width: SIZE,
+    height: SIZE,
+    fps: FPS,
+    frameCount: FRAMES,
+    audioPath,
+    activeSpans: null,
+    options: normaliseOptions({}, 'lipsync-2'),
+    settings: {},
+    signal: new AbortController().signal,
+  });
+  const res = await encodeFrames(run.frames, {
+    width: SIZE,
+    height: SIZE,
+    fps: String(FPS),
+    outputPath: outPath,
+    format: 'mp4',
+    audioPath,
+    durationSeconds: SECONDS,
+  });
+  assert.equal(res.frames, FRAMES);
+  return run.report();
+}
+
+interface Decode {
+  inputArgs: string[];
+  filterComplex?: { graph: string; output: string };
+}
+
+/** Runs the engine on decoded frames and returns its output frames (in memory) and report. */
+async function engineFrames(
+  decode: Decode,
+  width: number,
+  height: number,
+  frames: number,
+  audioPath: string,
+  extra: { activeSpans?: { start: number; end: number }[] | null; options?: Record<string, unknown> } = {},
+): Promise<{ out: Buffer[]; report: EngineReport }> {
+  const run = new CpuEngine().start({
+    frames: decodeFrames({ ...decode, width, height, maxFrames: frames }),
+    width,
+    height,
+    fps: FPS,
+    frameCount: frames,
+    audioPath,
+    activeSpans: extra.activeSpans ?? null,
+    options: normaliseOptions(extra.options ?? {}, 'lipsync-2'),
+    settings: {},
+    signal: new AbortController().signal,
+  });
+  const out: Buffer[] = [];
+  for await (const f of run.frames) out.push(Buffer.from(f));
+  return { out, report: run.report() };
+}
+
+async function inputFrames(decode: Decode, width: number, height: number, frames: number): Promise<Buffer[]> {
+  const all: Buffer[] = [];
+  for await (const f of decodeFrames({ ...decode, width, height, maxFrames: frames }))
+    all.push(Buffer.from(f));
+  return all;
+}
+
+/** Mean absolute difference of two rgb24 frames over the columns [x0, x1). */
+function meanDiff(a: Buffer, b: Buffer, width: number, x0 = 0, x1 = width): number {
+  let s = 0;
+  let n = 0;
+  const rows = a.length / 3 / width;
+  for (let y = 0; y < rows; y++) {
+    for (let i = (y * width + x0) * 3; i < (y * width + x1) * 3; i++) {
+      s += Math.abs(a[i] - b[i]);
+      n++;
+    }
+  }
+  return s / n;
+}
+
+function quantile(values: number[], p: number): number {
+  const v = values.filter(Number.isFinite).sort((a, b) => a - b);
+  return v[Math.min(v.length - 1, Math.max(0, Math.round(p * (v.length - 1))))];
+}
+
+describe('CPU engine on a fixture face clip', { timeout: 600_000 }, () => {
+  let dir: string;
+  let speech: string;
+  let silence: string;
+  let source: MouthMeasure;
+
+  before(async () => {
+    dir = await makeTempDir('engine-cpu-test');
+    speech = join(dir, 'speech.wav');
+    silence = join(dir, 'silence.wav');
+    await conformAudio(['-i', SPEECH], speech);
+    await conformAudio(['-f', 'lavfi', '-i', 'anullsrc=r=48000:cl=stereo'], silence);
+    source = await measureMouth(
+      VIDEO,
+      { width: SIZE, height: SIZE, fps: FPS, durationSeconds: SECONDS },
+      FRAMES,
+    );
+  });
+  after(async () => {
+    if (dir) await removeTempDir(dir);
+  });
+
+  it('is registered as the `cpu` engine', () => {
+    const reg = new EngineRegistry({ 'lipsync-2': { engine: 'cpu' } });
+    const b = reg.for('lipsync-2');
+    assert.equal(b.engine.id, 'cpu');
+    assert.equal(b.engine.passthrough, false);
+  });
+
+  it('moves the mouth with a different speech and leaves the rest of the picture alone', async (t) => {
+    const out = join(dir, 'speech.mp4');
+    const report = await runEngine(speech, out);
+    assert.equal(report.engine, 'cpu');
+    assert.equal(report.framesTotal, FRAMES);
+    assert.equal(report.framesWithFace, FRAMES);
+    assert.ok((report.medianFaceSize as number) > 100);
+    assert.ok(
+      (report.mouthAudioCorrelation as number) > 0.6,
+      `engine agreement ${report.mouthAudioCorrelation}`,
+    );
+
+    const measured = await measureMouth(out);
+    const db = await loudnessPerFrame(speech, FPS, measured.opening.length);
+    const sync = syncScore(measured.opening, db);
+    const own = syncScore(source.opening, await loudnessPerFrame(VIDEO, FPS, source.opening.length));
+    const psnr = await psnrOutsideLowerFace(out, VIDEO, measured);
+    t.diagnostic(
+      `sync ${sync.score.toFixed(3)} (lag ${sync.lag}); source with its own audio ${own.score.toFixed(3)}`,
+    );
+    t.diagnostic(`PSNR outside the lower face ${psnr.psnr.toFixed(2)} dB over ${psnr.frames} frames`);
+    assert.equal(sync.framesWithFace, FRAMES);
+    assert.ok(sync.score > 0.5, `sync score ${sync.score}`);
+    assert.ok(sync.score > own.score, `sync ${sync.score} vs the source's own ${own.score}`);
+    assert.ok(psnr.psnr >= 35, `PSNR ${psnr.psnr}`);
+    assert.equal(psnr.frames, FRAMES);
+  });
+
+  it('passes frames without a face through untouched', async () => {
+    const decode = { inputArgs: ['-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25'] };
+    const { out, report } = await engineFrames(decode, 320, 240, 25, speech);
+    const ref = await inputFrames(decode, 320, 240, 25);
+    assert.equal(report.framesTotal, 25);
+    assert.equal(report.framesWithFace, 0);
+    assert.equal(out.length, 25);
+    out.forEach((f, i) => assert.ok(f.equals(ref[i]), `frame ${i} changed`));
+  });
+
+  it('re-draws only inside the active spans', async () => {
+    const frames = 40;
+    const decode = { inputArgs: ['-i', VIDEO] };
+    const { out, report } = await engineFrames(decode, SIZE, SIZE, frames, speech, {
+      activeSpans: [{ start: 0, end: 0.8 }],
+    });
+    const ref = await inputFrames(decode, SIZE, SIZE, frames);
+    assert.equal(report.framesWithFace, frames);
+    // 0.8 s = 20 frames: the re-drawn mouth fades out over the last frames of the span, then nothing changes.
+    for (let i = 20; i < frames; i++) assert.ok(out[i].equals(ref[i]), `frame ${i} changed outside the span`);
+    const changed = out.slice(0, 20).filter((f, i) => !f.equals(ref[i])).length;
+    assert.ok(changed >= 12, `${changed} frames re-drawn inside the span`);
+  });
+
+  it('animates the largest face, or the one an active-speaker hint points at', async () => {
+    // Two faces side by side: face_3 large on the left (x < 360), face_5 small on the right.
+    const graph = `[0:v]scale=360:360,setsar=1[a];[1:v]scale=220:220,setsar=1,pad=220:360:0:70[b];[a][b]hstack=inputs=2,fps=${FPS}[v]`;
+    const inputArgs = ['-i', VIDEO, '-i', fixture('media/face_5.mp4')];
+    const decode = { inputArgs, filterComplex: { graph, output: 'v' } };
+    const w = 580;
+    const h = 360;
+    const frames = 25;
+    const ref = await inputFrames(decode, w, h, frames);
+    const sides = (out: Buffer[]) => {
+      let left = 0;
+      let right = 0;
+      out.forEach((f, i) => {
+        left += meanDiff(f, ref[i], w, 0, 360);
+        right += meanDiff(f, ref[i], w, 360, w);
+      });
+      return { left, right };
+    };
+    const run = (hint?: Record<string, unknown>) =>
+      engineFrames(decode, w, h, frames, speech, { options: hint ? { active_speaker_detection: hint } : {} });
+
+    const largest = await run();
+    assert.equal(largest.report.framesWithFace, frames);
+    assert.ok((largest.report.warnings as string[]).some((x) => x.includes('several faces')));
+    const a = sides(largest.out);
+    assert.ok(a.left > 0 && a.right === 0, `default: left ${a.left}, right ${a.right}`);
+
+    const pointed = await run({ auto_detect: false, frame_number: 0, coordinates: [470, 180] });
+    const b = sides(pointed.out);
+    assert.ok(b.right > 0 && b.left === 0, `point: left ${b.left}, right ${b.right}`);
+
+    const boxed = await run({
+      auto_detect: false,
+      bounding_boxes: Array.from({ length: frames }, () => [365, 75, 575, 285]),
+    });
+    const c = sides(boxed.out);
+    assert.ok(c.right > 0 && c.left === 0, `boxes: left ${c.left}, right ${c.right}`);
+  });
+
+  it('stops when the job is aborted', async () => {
+    const ac = new AbortController();
+    const run = new CpuEngine().start({
+      frames: decodeFrames(
+        { inputArgs: ['-i', VIDEO], width: SIZE, height: SIZE, maxFrames: FRAMES },
+        { signal: ac.signal },
+      ),
+      width: SIZE,
+      height: SIZE,
+      fps: FPS,
+      frameCount: FRAMES,
+      audioPath: speech,
+      activeSpans: null,
+      options: normaliseOptions({}, 'lipsync-2'),
+      settings: {},
+      signal: ac.signal,
+    });
+    let seen = 0;
+    await assert.rejects(async () => {
+      for await (const _frame of run.frames) {
+        if (++seen === 5) ac.abort(new Error('stop'));
+      }
+    });
+    assert.ok(seen >= 5 && seen < FRAMES, `${seen} frames before stopping`);
+  });
+
+  it('keeps the mouth at the source closed level when the audio is silent', async (t) => {
+    const out = join(dir, 'silence.mp4');
+    const report = await runEngine(silence, out);
+    assert.equal(report.framesWithFace, FRAMES);
+    assert.equal(report.lipMotionGenerated, false);
+    assert.ok((report.warnings as string[]).some((w) => w.includes('no speech')));
+    const measured = await measureMouth(out);
+    const closed = quantile(source.opening, 0.1);
+    const talking = quantile(source.opening, 0.6);
+    const outMedian = quantile(measured.opening, 0.5);
+    const outHigh = quantile(measured.opening, 0.9);
+    t.diagnostic(
+      `source closed ${closed.toFixed(3)}, talking ${talking.toFixed(3)}; silent output median ${outMedian.toFixed(3)}, p90 ${outHigh.toFixed(3)}`,
+    );
+    assert.ok(talking > closed + 0.03, 'the source clip talks');
+    assert.ok(outMedian <= closed + 0.015, `median opening ${outMedian} vs closed ${closed}`);
+    assert.ok(outHigh < talking, `p90 opening ${outHigh} vs talking ${talking}`);
+  });
+});

@@ -15,6 +15,7 @@ import { apiKeyRoutes } from './routes/api-keys.js';
 import { healthRoutes } from './routes/health.js';
 import { generationRoutes } from './routes/generations.js';
 import { modelRoutes } from './routes/models.js';
+import { webhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { assetRoutes } from './routes/assets.js';
 import { fileRoutes } from './routes/files.js';
 import { multipartLimits } from './multipart.js';
@@ -88,6 +89,7 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(fileRoutes, { services });
   await app.register(generationRoutes, { services });
   await app.register(modelRoutes, { services });
+  await app.register(webhookDeliveryRoutes, { services });
 
   app.get('/v2/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => app.swagger());
 

@@ -145,11 +145,10 @@ export class ApiKeyService {
   /** Resolves an x-api-key value; null for anything that is not a usable key. */
   async authenticate(raw: string | undefined): Promise<AuthContext | null> {
     if (!raw || !looksLikeApiKey(raw)) return null;
-    const record = await this.store.apiKeys.findByHash(hashApiKey(raw));
+    const found = await this.store.apiKeys.findByHashWithOrganization(hashApiKey(raw));
     const now = new Date();
-    if (!record || !isKeyUsable(record, now)) return null;
-    const organization = await this.store.organizations.findById(record.organizationId);
-    if (!organization) return null;
+    if (!found || !isKeyUsable(found.key, now)) return null;
+    const { key: record, organization } = found;
     const last = this.touched.get(record.id) ?? 0;
     if (now.getTime() - last > 60_000) {
       this.touched.set(record.id, now.getTime());

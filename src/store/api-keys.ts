@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { ApiKeyTable, Database } from './schema.js';
 import type { Role } from '../domain/api-keys.js';
+import { toOrganization, type Organization } from './organizations.js';
 
 export interface ApiKeyRecord {
   id: string;
@@ -61,6 +62,43 @@ export class ApiKeyRepository {
       .where('key_hash', '=', hash)
       .executeTakeFirst();
     return r ? toRecord(r) : null;
+  }
+
+  /** The key and its organization in one round trip (the authentication hot path). */
+  async findByHashWithOrganization(
+    hash: string,
+  ): Promise<{ key: ApiKeyRecord; organization: Organization } | null> {
+    const r = await this.db
+      .selectFrom('api_keys as k')
+      .innerJoin('organizations as o', 'o.id', 'k.organization_id')
+      .selectAll('k')
+      .select([
+        'o.name as o_name',
+        'o.plan as o_plan',
+        'o.billing as o_billing',
+        'o.concurrency_limit as o_concurrency_limit',
+        'o.flags as o_flags',
+        'o.draft as o_draft',
+        'o.webhook_secret as o_webhook_secret',
+        'o.created_at as o_created_at',
+        'o.updated_at as o_updated_at',
+      ])
+      .where('k.key_hash', '=', hash)
+      .executeTakeFirst();
+    if (!r) return null;
+    const organization = toOrganization({
+      id: r.organization_id,
+      name: r.o_name,
+      plan: r.o_plan,
+      billing: r.o_billing,
+      concurrency_limit: r.o_concurrency_limit,
+      flags: r.o_flags,
+      draft: r.o_draft,
+      webhook_secret: r.o_webhook_secret,
+      created_at: r.o_created_at,
+      updated_at: r.o_updated_at,
+    });
+    return { key: toRecord(r), organization };
   }
 
   async findById(id: string): Promise<ApiKeyRecord | null> {

@@ -15,7 +15,7 @@ export interface Organization {
   updatedAt: string;
 }
 
-function toOrganization(r: Selectable<OrganizationTable>): Organization {
+export function toOrganization(r: Selectable<OrganizationTable>): Organization {
   return {
     id: r.id,
     name: r.name,

@@ -4,6 +4,10 @@ import { resolve } from 'node:path';
 
 export type Role = 'api' | 'worker' | 'all';
 
+/** The built-in engines (src/engines/registry.ts). */
+export const ENGINE_NAMES = ['cpu', 'passthrough'] as const;
+export type EngineName = (typeof ENGINE_NAMES)[number];
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -36,8 +40,12 @@ export interface Config {
   /** How long webhook deliveries are retried. */
   readonly webhookRetryWindowMs: number;
   readonly webhookTimeoutMs: number;
-  /** JSON mapping of model ids to engines (docs/engines.md); null = built-in. */
+  /** JSON mapping of model ids to engines (docs/engine.md); null = built-in. */
   readonly enginesFile: string | null;
+  /** Trust X-Forwarded-For (only behind a proxy that sets it); otherwise per-IP limits use the socket address. */
+  readonly trustProxy: boolean;
+  /** Engine of every model the engines file does not map (LIPSYNC_DEFAULT_ENGINE). */
+  readonly defaultEngine: EngineName;
 }
 
 export class ConfigError extends Error {
@@ -105,6 +113,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     );
   }
 
+  const engineRaw = env.LIPSYNC_DEFAULT_ENGINE || 'cpu';
+  let defaultEngine: EngineName = 'cpu';
+  if ((ENGINE_NAMES as readonly string[]).includes(engineRaw)) defaultEngine = engineRaw as EngineName;
+  else
+    problems.push(`LIPSYNC_DEFAULT_ENGINE=${JSON.stringify(engineRaw)} must be ${ENGINE_NAMES.join(' or ')}`);
+
   const signingSecret =
     env.LIPSYNC_SIGNING_SECRET && env.LIPSYNC_SIGNING_SECRET !== '' ? env.LIPSYNC_SIGNING_SECRET : null;
   if (signingSecret !== null && signingSecret.length < 32) {
@@ -122,6 +136,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel,
     signingSecret,
     allowPrivateUrls: bool('LIPSYNC_ALLOW_PRIVATE_URLS', false),
+    trustProxy: bool('LIPSYNC_TRUST_PROXY', false),
     rateLimitDefaultPerMinute: int('LIPSYNC_RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
     rateLimitEnabled: bool('LIPSYNC_RATE_LIMIT_ENABLED', true),
     workerConcurrency: int('LIPSYNC_WORKER_CONCURRENCY', 1, 1, 64),
@@ -138,6 +153,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webhookRetryWindowMs: int('LIPSYNC_WEBHOOK_RETRY_HOURS', 24, 1, 168) * 3600 * 1000,
     enginesFile:
       env.LIPSYNC_ENGINES_FILE && env.LIPSYNC_ENGINES_FILE !== '' ? resolve(env.LIPSYNC_ENGINES_FILE) : null,
+    defaultEngine,
     webhookTimeoutMs: int('LIPSYNC_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
     ...overrides,
   };

@@ -60,7 +60,8 @@ export function canManageKey(actor: KeyActor, subject: KeySubject): boolean {
 
 export function canSeeKey(actor: KeyActor, subject: KeySubject): boolean {
   if (actor.role === 'owner' || actor.role === 'admin') return true;
-  return subject.createdByKeyId === actor.keyId;
+  // A member always sees its own key, whoever created it.
+  return subject.createdByKeyId === actor.keyId || subject.id === actor.keyId;
 }
 
 /** A key may only create keys of its own role or lower. */

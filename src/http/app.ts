@@ -28,7 +28,7 @@ export async function buildApp(services: Services): Promise<App> {
   const app = Fastify({
     loggerInstance: services.logger as FastifyBaseLogger,
     bodyLimit: services.config.bodyLimitBytes,
-    trustProxy: true,
+    trustProxy: services.config.trustProxy,
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

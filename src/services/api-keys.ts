@@ -78,6 +78,12 @@ export class ApiKeyService {
         message: 'expiresAt must be an ISO 8601 date-time',
       });
     }
+    if (opts.expiresAt && Date.parse(opts.expiresAt) <= Date.now()) {
+      throw new AppError('invalid_request', {
+        field: 'expiresAt',
+        message: 'expiresAt must be in the future',
+      });
+    }
     const org = await this.store.organizations.findById(opts.organizationId);
     if (!org)
       throw new AppError('invalid_request', {

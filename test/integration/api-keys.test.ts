@@ -92,6 +92,16 @@ describe(`API key routes (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     }
   });
 
+  test('an expiry in the past is refused with 400 naming expiresAt', async () => {
+    const res = await inject('POST', '/v2/api-keys', org.owner, {
+      name: 'old',
+      expiresAt: '2001-01-01T00:00:00Z',
+    });
+    assert.equal(res.statusCode, 400);
+    assert.equal(res.json().field, 'expiresAt');
+    assert.equal(res.json().errorCode, 'invalid_request');
+  });
+
   test('schema failures: unknown role and overlong name', async () => {
     const r1 = await inject('POST', '/v2/api-keys', org.owner, { role: 'superuser' });
     assert.equal(r1.statusCode, 400);
@@ -106,8 +116,9 @@ describe(`API key routes (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     const { body } = await createVia(org.owner, { name: 'temp', expiresAt: at });
     assert.equal(body.expiresAt, at);
     const past = await createKey(t.services, org.organization.id, {
-      expiresAt: new Date(Date.now() - 1000).toISOString(),
+      expiresAt: new Date(Date.now() + 300).toISOString(),
     });
+    await new Promise((r) => setTimeout(r, 400));
     const list = (await inject('GET', '/v2/api-keys', org.owner)).json();
     assert.equal(list.find((k: { id: string }) => k.id === past.record.id).status, 'expired');
   });

@@ -197,9 +197,7 @@ class HopAnalyser {
 }
 
 /** Per-10 ms features of a WAV file (mono mix, decimated to about 16 kHz). */
-export async function analyseHops(
-  path: string,
-): Promise<{
+export async function analyseHops(path: string): Promise<{
   db: Float32Array;
   low: Float32Array;
   mid: Float32Array;

@@ -1,4 +1,5 @@
-// Model id -> engine and its settings. Built-in defaults; a JSON file (LIPSYNC_ENGINES_FILE) can remap:
+// Model id -> engine and its settings. Every model runs the default engine (`cpu`, or
+// LIPSYNC_DEFAULT_ENGINE); a JSON file (LIPSYNC_ENGINES_FILE) can remap single models:
 // { "lipsync-2": { "engine": "passthrough", "settings": { ... } } }
 import { readFileSync } from 'node:fs';
 import { MODELS } from '../domain/models.js';
@@ -18,12 +19,14 @@ const FACTORIES: Record<string, EngineFactory> = {
   cpu: () => new CpuEngine(),
 };
 
-export const DEFAULT_ENGINE = 'passthrough';
+export const DEFAULT_ENGINE = 'cpu';
+
+export type EngineMapping = Record<string, { engine: string; settings?: Record<string, unknown> }>;
 
 export class EngineRegistry {
   private readonly bindings = new Map<string, EngineBinding>();
 
-  constructor(mapping: Record<string, { engine: string; settings?: Record<string, unknown> }> = {}) {
+  constructor(mapping: EngineMapping = {}, defaultEngine: string = DEFAULT_ENGINE) {
     const instances = new Map<string, LipsyncEngine>();
     const get = (name: string): LipsyncEngine => {
       const f = FACTORIES[name];
@@ -35,14 +38,14 @@ export class EngineRegistry {
       return instances.get(name) as LipsyncEngine;
     };
     for (const m of MODELS) {
-      const b = mapping[m.id] ?? { engine: DEFAULT_ENGINE };
+      const b = mapping[m.id] ?? { engine: defaultEngine };
       this.bindings.set(m.id, { engine: get(b.engine), settings: b.settings ?? {} });
     }
   }
 
-  static fromFile(path: string | null): EngineRegistry {
-    if (!path) return new EngineRegistry();
-    return new EngineRegistry(JSON.parse(readFileSync(path, 'utf8')));
+  static fromFile(path: string | null, defaultEngine: string = DEFAULT_ENGINE): EngineRegistry {
+    if (!path) return new EngineRegistry({}, defaultEngine);
+    return new EngineRegistry(JSON.parse(readFileSync(path, 'utf8')) as EngineMapping, defaultEngine);
   }
 
   for(modelId: string): EngineBinding {

@@ -40,7 +40,7 @@ async function localCopy(blobs: BlobStore, key: string, dir: string, name: strin
 const CONTENT_TYPES: Record<string, string> = { mp4: 'video/mp4', mov: 'video/quicktime' };
 
 export function createJobRunner(services: Services): JobRunner {
-  const engines = EngineRegistry.fromFile(services.config.enginesFile);
+  const engines = EngineRegistry.fromFile(services.config.enginesFile, services.config.defaultEngine);
   const { blobs, store } = services;
 
   return {

@@ -17,6 +17,7 @@ import {
   makeTestMedia,
   probeFile,
   type TestMedia,
+  LIFECYCLE_ENGINE_ENV,
 } from '../integration/generations-support.js';
 import {
   api,
@@ -56,7 +57,9 @@ describe(`crash recovery (${DB})`, { timeout: 300_000 }, () => {
 
   before(async () => {
     [dep, m, out] = await Promise.all([
-      createDeployment({ env: { LIPSYNC_JOB_LEASE_SECONDS: '2', LIPSYNC_WORKER_CONCURRENCY: '1' } }),
+      createDeployment({
+        env: { ...LIFECYCLE_ENGINE_ENV, LIPSYNC_JOB_LEASE_SECONDS: '2', LIPSYNC_WORKER_CONCURRENCY: '1' },
+      }),
       makeTestMedia(),
       mkdtemp(join(tmpdir(), 'lipsync-crash-out-')),
     ]);

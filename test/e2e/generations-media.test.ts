@@ -15,6 +15,7 @@ import {
   makeTestMedia,
   probeFile,
   type TestMedia,
+  LIFECYCLE_ENGINE_ENV,
 } from '../integration/generations-support.js';
 import {
   cliOrg,
@@ -44,7 +45,9 @@ describe(`generation media end to end (${DB})`, { timeout: 300_000 }, () => {
 
   before(async () => {
     [dep, m, out] = await Promise.all([
-      createDeployment({ env: { LIPSYNC_WORKER_CONCURRENCY: '2', LOG_LEVEL: 'warn' } }),
+      createDeployment({
+        env: { ...LIFECYCLE_ENGINE_ENV, LIPSYNC_WORKER_CONCURRENCY: '2', LOG_LEVEL: 'warn' },
+      }),
       makeTestMedia(),
       mkdtemp(join(tmpdir(), 'lipsync-gen-out-')),
     ]);

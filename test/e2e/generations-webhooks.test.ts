@@ -19,7 +19,12 @@ import {
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createServices, type Services } from '../../src/services/container.js';
-import { makeTestMedia, probeFile, type TestMedia } from '../integration/generations-support.js';
+import {
+  makeTestMedia,
+  probeFile,
+  type TestMedia,
+  LIFECYCLE_ENGINE_ENV,
+} from '../integration/generations-support.js';
 import {
   api,
   cliOrg,
@@ -63,7 +68,9 @@ describe(`webhooks end to end (${DB})`, { timeout: 240_000 }, () => {
 
   before(async () => {
     [dep, m] = await Promise.all([
-      createDeployment({ env: { LIPSYNC_ALLOW_PRIVATE_URLS: '1', LIPSYNC_JOB_LEASE_SECONDS: '2' } }),
+      createDeployment({
+        env: { ...LIFECYCLE_ENGINE_ENV, LIPSYNC_ALLOW_PRIVATE_URLS: '1', LIPSYNC_JOB_LEASE_SECONDS: '2' },
+      }),
       makeTestMedia(),
     ]);
     receiver = createServer((req, res) => {
@@ -177,6 +184,18 @@ describe(`webhooks end to end (${DB})`, { timeout: 240_000 }, () => {
     );
     assert.match(String(log.attempts[0].error), /500/);
     assert.equal(log.attempts[1].error, null);
+    // the same log through the API
+    const viaApi = await api(server, org, 'GET', `/v2/generations/${id}/webhook-deliveries`);
+    assert.equal(viaApi.status, 200, viaApi.text);
+    assert.equal(viaApi.json.length, 1);
+    assert.equal(viaApi.json[0].status, 'delivered');
+    assert.deepEqual(
+      viaApi.json[0].attempts.map((a: { attempt: number; statusCode: number }) => [a.attempt, a.statusCode]),
+      [
+        [1, 500],
+        [2, 200],
+      ],
+    );
     // and the server log
     const lines = server
       .stdout()

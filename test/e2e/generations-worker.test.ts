@@ -20,6 +20,7 @@ import {
   makeTestMedia,
   probeFile,
   type TestMedia,
+  LIFECYCLE_ENGINE_ENV,
 } from '../integration/generations-support.js';
 import {
   api,
@@ -74,7 +75,7 @@ describe(`API and a separate worker process (${DB})`, { timeout: 240_000 }, () =
 
   before(async () => {
     [dep, m, out] = await Promise.all([
-      createDeployment(),
+      createDeployment({ env: LIFECYCLE_ENGINE_ENV }),
       makeTestMedia(),
       mkdtemp(join(tmpdir(), 'lipsync-worker-out-')),
     ]);

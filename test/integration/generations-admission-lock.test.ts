@@ -6,6 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
+import { LIFECYCLE_ENGINE_ENV } from './generations-support.js';
 import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
 
 const DB = process.env.TEST_DATABASE ?? 'sqlite';
@@ -16,8 +17,11 @@ describe(`admission lock (${DB})`, () => {
   let org: TestOrg;
 
   before(async () => {
-    a = await createTestServices({ env: { LIPSYNC_RATE_LIMIT_ENABLED: 'false' } });
-    b = await createTestServices({ shareDatabaseWith: a, env: { LIPSYNC_RATE_LIMIT_ENABLED: 'false' } });
+    a = await createTestServices({ env: { ...LIFECYCLE_ENGINE_ENV, LIPSYNC_RATE_LIMIT_ENABLED: 'false' } });
+    b = await createTestServices({
+      shareDatabaseWith: a,
+      env: { ...LIFECYCLE_ENGINE_ENV, LIPSYNC_RATE_LIMIT_ENABLED: 'false' },
+    });
     org = await createOrgWithKey(a.services, { plan: 'enterprise' });
   });
   after(async () => {

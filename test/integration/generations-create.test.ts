@@ -18,6 +18,7 @@ import {
   waitTerminal,
   type MediaServer,
   type TestMedia,
+  LIFECYCLE_ENGINE_ENV,
 } from './generations-support.js';
 
 const DB = process.env.TEST_DATABASE ?? 'sqlite';
@@ -36,13 +37,19 @@ describe(`create generation (${DB})`, { timeout: 240_000 }, () => {
 
   before(async () => {
     [t, m, srv] = await Promise.all([
-      createTestServices({ env: { LIPSYNC_RATE_LIMIT_ENABLED: 'false', LIPSYNC_ALLOW_PRIVATE_URLS: '1' } }),
+      createTestServices({
+        env: {
+          ...LIFECYCLE_ENGINE_ENV,
+          LIPSYNC_RATE_LIMIT_ENABLED: 'false',
+          LIPSYNC_ALLOW_PRIVATE_URLS: '1',
+        },
+      }),
       makeTestMedia(),
       startMediaServer(),
     ]);
     guarded = await createTestServices({
       shareDatabaseWith: t,
-      env: { LIPSYNC_RATE_LIMIT_ENABLED: 'false', LIPSYNC_ALLOW_PRIVATE_URLS: '0' },
+      env: { ...LIFECYCLE_ENGINE_ENV, LIPSYNC_RATE_LIMIT_ENABLED: 'false', LIPSYNC_ALLOW_PRIVATE_URLS: '0' },
     });
     org = await createOrgWithKey(t.services, { plan: 'enterprise' });
     other = await createOrgWithKey(t.services, { plan: 'enterprise' });

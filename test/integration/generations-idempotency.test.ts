@@ -21,6 +21,7 @@ import {
   uploadAsset,
   type MediaServer,
   type TestMedia,
+  LIFECYCLE_ENGINE_ENV,
 } from './generations-support.js';
 
 const DB = process.env.TEST_DATABASE ?? 'sqlite';
@@ -35,7 +36,13 @@ describe(`idempotent creation (${DB})`, { timeout: 240_000 }, () => {
 
   before(async () => {
     [t, m, srv] = await Promise.all([
-      createTestServices({ env: { LIPSYNC_RATE_LIMIT_ENABLED: 'false', LIPSYNC_ALLOW_PRIVATE_URLS: '1' } }),
+      createTestServices({
+        env: {
+          ...LIFECYCLE_ENGINE_ENV,
+          LIPSYNC_RATE_LIMIT_ENABLED: 'false',
+          LIPSYNC_ALLOW_PRIVATE_URLS: '1',
+        },
+      }),
       makeTestMedia(),
       startMediaServer(),
     ]);

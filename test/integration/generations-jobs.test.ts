@@ -13,6 +13,7 @@ import {
   uploadAsset,
   waitTerminal,
   type TestMedia,
+  LIFECYCLE_ENGINE_ENV,
 } from './generations-support.js';
 
 const DB = process.env.TEST_DATABASE ?? 'sqlite';
@@ -25,6 +26,7 @@ describe(`admission, cancel and the watchdog (${DB})`, { timeout: 240_000 }, () 
     [t, m] = await Promise.all([
       createTestServices({
         env: {
+          ...LIFECYCLE_ENGINE_ENV,
           LIPSYNC_RATE_LIMIT_ENABLED: 'false',
           LIPSYNC_JOB_LEASE_SECONDS: '2',
           LIPSYNC_JOB_MAX_ATTEMPTS: '2',

@@ -14,6 +14,7 @@ import {
   uploadAsset,
   waitTerminal,
   type TestMedia,
+  LIFECYCLE_ENGINE_ENV,
 } from './generations-support.js';
 
 const DB = process.env.TEST_DATABASE ?? 'sqlite';
@@ -31,7 +32,9 @@ describe(`get, list, delete, download, estimate (${DB})`, { timeout: 240_000 }, 
 
   before(async () => {
     [t, m] = await Promise.all([
-      createTestServices({ env: { LIPSYNC_RATE_LIMIT_ENABLED: 'false', LIPSYNC_JOB_LEASE_SECONDS: '2' } }),
+      createTestServices({
+        env: { ...LIFECYCLE_ENGINE_ENV, LIPSYNC_RATE_LIMIT_ENABLED: 'false', LIPSYNC_JOB_LEASE_SECONDS: '2' },
+      }),
       makeTestMedia(),
     ]);
     org = await createOrgWithKey(t.services, { plan: 'enterprise' });

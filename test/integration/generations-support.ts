@@ -15,6 +15,16 @@ import type { App } from '../../src/http/app.js';
 
 const run = promisify(execFile);
 
+/**
+ * The generation-lifecycle tests (integration and e2e) test queueing, state, storage and delivery, not
+ * lip-sync, and some of their clips are synthetic (no face: the default `cpu` engine would fail them
+ * with generation_no_face_detected). Their deployments run the passthrough engine explicitly; the
+ * engine through the API is tested by test/e2e/engine-api.test.ts.
+ */
+export const LIFECYCLE_ENGINE_ENV: Readonly<Record<string, string>> = {
+  LIPSYNC_DEFAULT_ENGINE: 'passthrough',
+};
+
 async function ffmpeg(args: string[]): Promise<void> {
   await run('ffmpeg', ['-v', 'error', '-y', ...args]);
 }

@@ -32,6 +32,7 @@ describe('config defaults', () => {
     assert.equal(c.bodyLimitBytes, 10 * 1024 * 1024);
     assert.equal(c.maxUploadBytes, 5 * 1024 ** 3);
     assert.equal(c.fixturesDir, null);
+    assert.equal(c.defaultEngine, 'cpu');
   });
 
   test('an empty value means the default, for every variable', () => {
@@ -52,6 +53,7 @@ describe('config defaults', () => {
       'LIPSYNC_JSON_BODY_LIMIT_BYTES',
       'LIPSYNC_MAX_UPLOAD_BYTES',
       'LIPSYNC_FIXTURES_DIR',
+      'LIPSYNC_DEFAULT_ENGINE',
     ];
     const empty = Object.fromEntries(names.map((n) => [n, '']));
     assert.deepEqual(loadConfig(empty), loadConfig({}));
@@ -93,6 +95,7 @@ describe('config values', () => {
       LIPSYNC_RATE_LIMIT_PER_MINUTE: '3',
       LIPSYNC_RATE_LIMIT_ENABLED: 'off',
       LIPSYNC_WORKER_CONCURRENCY: '4',
+      LIPSYNC_DEFAULT_ENGINE: 'passthrough',
     });
     assert.equal(c.port, 0);
     assert.equal(c.host, '127.0.0.1');
@@ -107,6 +110,7 @@ describe('config values', () => {
     assert.equal(c.rateLimitDefaultPerMinute, 3);
     assert.equal(c.rateLimitEnabled, false);
     assert.equal(c.workerConcurrency, 4);
+    assert.equal(c.defaultEngine, 'passthrough');
   });
 
   test('the public URL defaults to localhost on the configured port', () => {
@@ -128,6 +132,7 @@ describe('config values', () => {
       LIPSYNC_WORKER_CONCURRENCY: '65',
       LIPSYNC_JSON_BODY_LIMIT_BYTES: '1.5',
       LIPSYNC_MAX_UPLOAD_BYTES: '-1',
+      LIPSYNC_DEFAULT_ENGINE: 'gpu',
     };
     const problems = problemsOf(bad);
     assert.equal(problems.length, Object.keys(bad).length, problems.join('\n'));

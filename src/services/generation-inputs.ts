@@ -94,6 +94,7 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
     org: Organization,
     ref: MediaRef,
     role: 'video' | 'image' | 'audio',
+    keep: boolean,
   ): Promise<ResolvedMedia> {
     if (ref.assetId) {
       const r = await assets.resolveAsset(org.id, ref.assetId).catch((err: unknown) => {
@@ -142,6 +143,7 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
         throw e;
       }
       expectKind(ref, role, probe.kind, !!probe.audio);
+      if (!keep) return { blobKey: '', source: 'url', url, probe };
       const key = `inputs/${org.id}/${randomUUID()}.${EXT[probe.format] ?? 'bin'}`;
       await blobs.putFile(key, tmp, { contentType: 'application/octet-stream', move: true });
       return { blobKey: key, source: 'url', url, probe };
@@ -150,11 +152,16 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
     }
   }
 
-  return async (org: Organization, req: NormalisedRequest): Promise<ResolvedInputs> => {
+  return async (
+    org: Organization,
+    req: NormalisedRequest,
+    opts: { keep?: boolean } = {},
+  ): Promise<ResolvedInputs> => {
+    const keep = opts.keep ?? true;
     // Both inputs are fetched and probed at once; the visual input's error is reported first.
     const [v, a] = await Promise.allSettled([
-      req.video ? one(org, req.video, 'video') : one(org, req.image as MediaRef, 'image'),
-      one(org, req.audio, 'audio'),
+      req.video ? one(org, req.video, 'video', keep) : one(org, req.image as MediaRef, 'image', keep),
+      one(org, req.audio, 'audio', keep),
     ]);
     if (v.status === 'rejected') throw v.reason;
     if (a.status === 'rejected') throw a.reason;
@@ -166,8 +173,11 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
     if (req.video && (!videoSeconds || videoSeconds <= 0))
       throw inaccessible(req.video.field, 'The video input has no duration.');
     let outputSeconds: number;
+    let fps: number;
     try {
-      outputSeconds = planConform(conformInput(req, visual.probe, audioSeconds)).durationSeconds;
+      const plan = planConform(conformInput(req, visual.probe, audioSeconds));
+      outputSeconds = plan.durationSeconds;
+      fps = plan.fps;
     } catch (e) {
       if (e instanceof ConformPlanError) {
         if (e.field.startsWith('segments'))
@@ -180,6 +190,7 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
       resolved: { [req.video ? 'video' : 'image']: visual, audio },
       maxFileBytes: Math.max(visual.probe.sizeBytes, audio.probe.sizeBytes),
       outputSeconds,
+      fps,
     };
   };
 }

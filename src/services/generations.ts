@@ -30,10 +30,16 @@ export interface ResolvedInputs {
   maxFileBytes: number;
   /** Expected output length in seconds, for the plan's duration limit. */
   outputSeconds: number;
+  /** The output's frame rate. */
+  fps: number;
 }
 
 /** Fetches/locates and probes the inputs at submit time (422 when inaccessible). */
-export type InputResolver = (org: Organization, req: NormalisedRequest) => Promise<ResolvedInputs>;
+export type InputResolver = (
+  org: Organization,
+  req: NormalisedRequest,
+  opts?: { /** false: probe only, store nothing (cost analysis). */ keep?: boolean },
+) => Promise<ResolvedInputs>;
 
 /** The commit of a generation's insert failed: it may or may not have been stored. */
 class CommitOutcomeUnknown extends Error {
@@ -350,6 +356,20 @@ export class GenerationService {
     const key = PLAN_LIMITS[org.plan].watermark ? (g.watermarkedKey ?? g.outputKey) : g.outputKey;
     if (!key) throw new AppError('generation_output_unavailable');
     return { generation: g, key, url: null };
+  }
+
+  /**
+   * The official client's cost analysis (POST /v2/analyze/cost): a full generation request whose media
+   * are probed (nothing stored, nothing created) and priced at the output's length and frame rate.
+   */
+  async analyzeCost(org: Organization, body: GenerationRequestBody): Promise<Estimate> {
+    const req = normaliseGenerationRequest(body);
+    const inputs = await this.resolveInputs(org, req, { keep: false });
+    return estimateCost(
+      this.prices,
+      { model: req.model, duration: inputs.outputSeconds, fps: inputs.fps },
+      org.billing,
+    );
   }
 
   estimate(org: Organization, body: { model: string; duration: number; fps?: number }): Estimate {

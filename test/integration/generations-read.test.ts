@@ -429,6 +429,36 @@ describe(`get, list, delete, download, estimate (${DB})`, { timeout: 240_000 }, 
       }
     });
 
+    test('POST /v2/analyze/cost (the official client) prices a whole request from its probed media and creates nothing', async () => {
+      const before = (await get('/v2/generations')).json().length;
+      const body = {
+        model: 'lipsync-2',
+        input: [
+          { type: 'video', assetId: assets.video },
+          { type: 'audio', assetId: assets.audio },
+        ],
+        options: { sync_mode: 'cut_off' },
+      };
+      const res = await post('/v2/analyze/cost', org, body);
+      assert.equal(res.statusCode, 200, res.body);
+      const [e] = res.json();
+      // cut_off: the shorter input (the 1.5 s audio) at the video's 25 fps
+      assert.ok(Math.abs(e.duration - 1.5) < 0.05, JSON.stringify(e));
+      assert.equal(e.fps, 25);
+      assert.equal(e.estimatedFrameCount, Math.ceil(e.duration * 25 - 1e-9));
+      assert.ok(Math.abs(e.estimatedGenerationCost - e.duration * 0.05) < 1e-3);
+      assert.equal(e.estimatedCredits, null);
+      // loop follows the audio, silence the video
+      const silence = await post('/v2/analyze/cost', org, { ...body, options: { sync_mode: 'silence' } });
+      assert.ok(Math.abs(silence.json()[0].duration - 2) < 0.05, silence.body);
+      assert.equal((await get('/v2/generations')).json().length, before);
+      const missing = await post('/v2/analyze/cost', org, {
+        ...body,
+        input: [{ type: 'video', assetId: '00000000-0000-4000-8000-000000000000' }, body.input[1]],
+      });
+      assertError(missing, 422, 'asset_not_found');
+    });
+
     test('422 cost_estimate_unavailable for durations or frame rates billing rejects, with no price fields', async () => {
       for (const body of [
         { model: 'lipsync-2', duration: 1e9 },

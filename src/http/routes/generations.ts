@@ -272,6 +272,23 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     },
   );
 
+  // The official client's estimateCost() posts a whole generation request here and expects a list.
+  app.post(
+    '/v2/analyze/cost',
+    {
+      schema: {
+        tags,
+        summary: 'Estimate the cost of a generation request from its media (probed, not stored)',
+        body: CreateGenerationBody,
+        response: { 200: Type.Array(EstimateSchema), ...errorResponses(400, 401, 422) },
+      },
+    },
+    async (request) => {
+      const auth = requireAuth(request);
+      return [await gens.analyzeCost(auth.organization, request.body as never)];
+    },
+  );
+
   app.get(
     '/v2/generations/:id/download',
     {

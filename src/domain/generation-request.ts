@@ -160,7 +160,7 @@ export function normaliseOptions(
       bad('options.active_speaker_detection.frame_number', 'frame_number must be a non-negative integer');
     }
     activeSpeaker = {
-      autoDetect: asd.auto_detect === true,
+      autoDetect: asd.auto_detect === true || o.active_speaker === true,
       frameNumber,
       coordinates: coords as [number, number] | undefined,
       boundingBoxes: boxes as (number[] | null)[] | undefined,

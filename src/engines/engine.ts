@@ -2,6 +2,12 @@
 // frames out, streaming, so memory stays flat however long the video is.
 import type { NormalisedOptions } from '../domain/generation-request.js';
 
+/** The request asks the engine to find the speaking face itself (no point or boxes to follow). */
+export function wantsSpeakerScan(options: NormalisedOptions): boolean {
+  const a = options.activeSpeaker;
+  return !!a && a.autoDetect && !a.coordinates && !a.boundingBoxes;
+}
+
 export interface EngineJob {
   /** rgb24 frames, width*height*3 bytes each, in order. */
   readonly frames: AsyncIterable<Buffer>;
@@ -16,6 +22,23 @@ export interface EngineJob {
   readonly options: NormalisedOptions;
   readonly settings: Readonly<Record<string, unknown>>;
   readonly signal: AbortSignal;
+  /** The source itself, for engines that look before they draw (active-speaker detection). */
+  readonly scene?: EngineScene;
+  /** Fraction (0..1) of a look-ahead pass done, for engines that make one before the first frame. */
+  readonly onPrepassProgress?: (fraction: number) => void;
+}
+
+export interface EngineScene {
+  /** The same conformed frames again from the start, downscaled by `downscale` (1 = full size). */
+  frames(): AsyncIterable<Buffer>;
+  readonly width: number;
+  readonly height: number;
+  /** Engine frame pixels per scene frame pixel (>= 1). */
+  readonly downscale: number;
+  /** The visual input's own soundtrack as a WAV (extracted on first call), or null when it has none. */
+  sourceAudio(): Promise<string | null>;
+  /** The time in the source that conformed frame `frame` shows, or null. */
+  sourceTimeAt(frame: number): number | null;
 }
 
 /** What the engine saw, stored with the generation (include=quality). */

@@ -285,3 +285,30 @@ export function planSegments(
   }
   return planned.map(({ index: _index, ...s }) => s);
 }
+
+/**
+ * The time (seconds) in the source video that conformed frame `frame` shows, or null when it shows
+ * no moment of the source (a still image, a held last frame). Follows the picture's strategy: trim
+ * and stretch run forward, loop wraps, bounce runs forward and back without doubling the turns.
+ */
+export function sourceTimeAt(plan: ConformPlan, frame: number): number | null {
+  const t = frame / plan.fps;
+  const { strategy, sourceSeconds, stretchFactor } = plan.video;
+  switch (strategy) {
+    case 'still':
+      return null;
+    case 'trim':
+      return t < sourceSeconds ? t : null;
+    case 'stretch':
+      return t / stretchFactor;
+    case 'loop':
+      return sourceSeconds > 0 ? t % sourceSeconds : null;
+    case 'bounce': {
+      const forward = Math.max(1, Math.round(sourceSeconds * plan.fps));
+      if (forward < 2) return 0;
+      const period = 2 * forward - 2;
+      const k = frame % period;
+      return (k < forward ? k : period - k) / plan.fps;
+    }
+  }
+}

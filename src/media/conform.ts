@@ -181,14 +181,19 @@ export async function prepareConform(
 /** The conformed picture as rgb24 frames (exactly plan.frameCount of them) for the engine stage. */
 export function conformedFrames(
   prepared: PreparedConform,
-  opts: { signal?: AbortSignal; timeoutMs?: number } = {},
+  opts: { signal?: AbortSignal; timeoutMs?: number; size?: { width: number; height: number } } = {},
 ) {
   const { plan, video } = prepared;
+  const size = opts.size ?? { width: plan.width, height: plan.height };
+  const scaled = size.width !== plan.width || size.height !== plan.height;
+  const graph = scaled
+    ? video.graph.replace(/\[vout\]$/, `,scale=${size.width}:${size.height}:flags=area[vout]`)
+    : video.graph;
   const spec: DecodeSpec = {
     inputArgs: video.inputArgs,
-    filterComplex: { graph: video.graph, output: video.output },
-    width: plan.width,
-    height: plan.height,
+    filterComplex: { graph, output: video.output },
+    width: size.width,
+    height: size.height,
     maxFrames: plan.frameCount,
   };
   return decodeFrames(spec, opts);

@@ -19,6 +19,8 @@ import { watermarkVideo } from '../media/watermark.js';
 import { MediaProcessError } from '../media/ffmpeg.js';
 import { EngineRegistry } from '../engines/registry.js';
 import type { EngineReport } from '../engines/engine.js';
+import { conformedScene } from '../media/scene.js';
+import { wantsSpeakerScan } from '../engines/engine.js';
 import { toConformSegments } from './segments.js';
 
 interface StoredInputs {
@@ -95,6 +97,9 @@ export function createJobRunner(services: Services): JobRunner {
               lipMotionGenerated: false,
             };
           } else {
+            // Active-speaker detection looks at the whole video once before drawing: it gets the
+            // first part of the engine's share of the progress.
+            const scanShare = wantsSpeakerScan(req.options) ? 0.3 : 0;
             const run = binding.engine.start({
               frames: conformedFrames(prepared, { signal: ctx.signal }),
               width: plan.width,
@@ -108,6 +113,13 @@ export function createJobRunner(services: Services): JobRunner {
               options: req.options,
               settings: binding.settings,
               signal: ctx.signal,
+              scene: conformedScene(
+                prepared,
+                { path: visualPath, hasAudio: visual.probe.audio !== null },
+                dir,
+                { signal: ctx.signal },
+              ),
+              onPrepassProgress: (f) => ctx.reportProgress(20 + 65 * scanShare * f),
             });
             await encodeFrames(
               run.frames,
@@ -122,7 +134,10 @@ export function createJobRunner(services: Services): JobRunner {
               },
               {
                 signal: ctx.signal,
-                onFrames: (n) => ctx.reportProgress(20 + (65 * n) / Math.max(1, plan.frameCount)),
+                onFrames: (n) =>
+                  ctx.reportProgress(
+                    20 + 65 * (scanShare + ((1 - scanShare) * n) / Math.max(1, plan.frameCount)),
+                  ),
               },
             );
             report = run.report();

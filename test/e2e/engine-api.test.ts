@@ -76,7 +76,7 @@ describe('the CPU engine through the API', { timeout: 300_000 }, () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'lipsync-engine-api-'));
-    for (const name of ['face', 'speech', 'silence', 'nofaces', 'partial', 'pair', 'still']) {
+    for (const name of ['face', 'speech', 'silence', 'nofaces', 'partial', 'pair', 'speakers', 'still']) {
       media[name] = join(dir, `${name}.${name === 'speech' || name === 'silence' ? 'wav' : 'mp4'}`);
     }
     media.still = join(dir, 'still.png');
@@ -134,6 +134,27 @@ describe('the CPU engine through the API', { timeout: 300_000 }, () => {
         String(SECONDS),
         ...X264,
         media.pair,
+      ]),
+      // Two people, one talking: face_1 with its own speech as the soundtrack, small on the left
+      // (300 px), and face_5 larger on the right (360 px), talking too but not to this soundtrack.
+      // The largest-face default would pick the right one; active-speaker detection must not.
+      ffmpeg([
+        '-i',
+        fixture('media/face_1.mp4'),
+        '-i',
+        fixture('media/face_5.mp4'),
+        '-filter_complex',
+        `[0:v]scale=300:300,setsar=1,pad=300:360:0:30[a];[1:v]scale=360:360,setsar=1[b];[a][b]hstack=inputs=2,fps=${FPS}[v]`,
+        '-map',
+        '[v]',
+        '-map',
+        '0:a',
+        '-t',
+        '4',
+        ...X264,
+        '-c:a',
+        'aac',
+        media.speakers,
       ]),
       // A still portrait: one frame of the face clip.
       ffmpeg([
@@ -258,32 +279,47 @@ describe('the CPU engine through the API', { timeout: 300_000 }, () => {
     assert.ok(g.quality.framesWithFace >= g.quality.framesTotal - 20 - 6, JSON.stringify(g.quality));
   });
 
-  test('active speaker: the pointed face follows the new audio, the other is left alone', async (t) => {
-    const g = await lipsync('pair', 'speech', {
-      active_speaker_detection: { auto_detect: false, frame_number: 0, coordinates: [480, 160] },
-    });
-    assert.equal(g.status, 'COMPLETED', JSON.stringify(g));
-    assert.equal(g.quality.framesWithFace, g.quality.framesTotal);
-    const { path } = await downloadOutput(server, org, g.id, dir, 'pair.mp4');
-
-    const half = async (input: string, x: number, name: string) => {
-      const p = join(dir, name);
-      await ffmpeg(['-i', input, '-vf', `crop=320:320:${x}:0`, ...X264, '-c:a', 'aac', p]);
+  /**
+   * Checks that exactly one face of a side-by-side composite was re-animated: the animated side's
+   * mouth follows the new speech, the other side is unchanged (PSNR of the whole half, and its mouth
+   * opening moved far less than the animated one's).
+   */
+  async function checkOneSideAnimated(
+    t: { diagnostic(s: string): void },
+    output: string,
+    input: string,
+    animated: { x: number; width: number; height: number },
+    other: { x: number; width: number; height: number },
+    name: string,
+  ) {
+    const half = async (file: string, side: typeof animated, suffix: string) => {
+      const p = join(dir, `${name}-${suffix}.mp4`);
+      await ffmpeg([
+        '-i',
+        file,
+        '-vf',
+        `crop=${side.width}:${side.height}:${side.x}:0`,
+        ...X264,
+        '-c:a',
+        'aac',
+        p,
+      ]);
       return p;
     };
-    const [outLeft, outRight, inLeft] = await Promise.all([
-      half(path, 0, 'out-left.mp4'),
-      half(path, 320, 'out-right.mp4'),
-      half(media.pair, 0, 'in-left.mp4'),
+    const [outOther, outAnimated, inOther, inAnimated] = await Promise.all([
+      half(output, other, 'out-other'),
+      half(output, animated, 'out-animated'),
+      half(input, other, 'in-other'),
+      half(input, animated, 'in-animated'),
     ]);
-    const right = await measureSync(outRight);
-    const [rightIn, leftOut, leftIn] = await Promise.all([
-      half(media.pair, 320, 'in-right.mp4').then((p) => measureMouth(p)),
-      measureMouth(outLeft),
-      measureMouth(inLeft),
+    const talking = await measureSync(outAnimated);
+    const [talkingIn, otherOut, otherIn] = await Promise.all([
+      measureMouth(inAnimated),
+      measureMouth(outOther),
+      measureMouth(inOther),
     ]);
-    // The whole left half (no lower-face box left out) against the input's left half.
-    const left = await psnrOutsideLowerFace(outLeft, inLeft, { opening: [], lowerFace: [] });
+    // The whole other half (no lower-face box left out) against the input's.
+    const untouched = await psnrOutsideLowerFace(outOther, inOther, { opening: [], lowerFace: [] });
     // How far the mouth opening moved from the input's, per frame (mean absolute difference).
     const moved = (a: number[], b: number[]) => {
       let s = 0;
@@ -296,15 +332,45 @@ describe('the CPU engine through the API', { timeout: 300_000 }, () => {
       }
       return n > 0 ? s / n : NaN;
     };
-    const leftMoved = moved(leftOut.opening, leftIn.opening);
-    const rightMoved = moved(right.mouth.opening, rightIn.opening);
+    const otherMoved = moved(otherOut.opening, otherIn.opening);
+    const animatedMoved = moved(talking.mouth.opening, talkingIn.opening);
     t.diagnostic(
-      `right face sync ${right.sync.score.toFixed(3)}, opening moved ${rightMoved.toFixed(4)}; left half PSNR ${left.psnr.toFixed(2)} dB, opening moved ${leftMoved.toFixed(4)}`,
+      `animated face sync ${talking.sync.score.toFixed(3)}, opening moved ${animatedMoved.toFixed(4)}; other half PSNR ${untouched.psnr.toFixed(2)} dB, opening moved ${otherMoved.toFixed(4)}`,
     );
-    assert.ok(right.sync.score > SYNC_MIN, `right face sync ${right.sync.score}`);
-    assert.ok(left.psnr >= PSNR_UNTOUCHED_MIN, `left half PSNR ${left.psnr}`);
-    assert.ok(leftMoved < rightMoved / 4, `left mouth moved ${leftMoved}, right ${rightMoved}`);
-    assert.equal(left.coverage, 1);
+    assert.ok(talking.sync.score > SYNC_MIN, `animated face sync ${talking.sync.score}`);
+    assert.ok(untouched.psnr >= PSNR_UNTOUCHED_MIN, `other half PSNR ${untouched.psnr}`);
+    assert.ok(otherMoved < animatedMoved / 4, `other mouth moved ${otherMoved}, animated ${animatedMoved}`);
+    assert.equal(untouched.coverage, 1);
+  }
+
+  test('active speaker: the pointed face follows the new audio, the other is left alone', async (t) => {
+    const g = await lipsync('pair', 'speech', {
+      active_speaker_detection: { auto_detect: false, frame_number: 0, coordinates: [480, 160] },
+    });
+    assert.equal(g.status, 'COMPLETED', JSON.stringify(g));
+    assert.equal(g.quality.framesWithFace, g.quality.framesTotal);
+    const { path } = await downloadOutput(server, org, g.id, dir, 'pair.mp4');
+    const side = (x: number) => ({ x, width: 320, height: 320 });
+    await checkOneSideAnimated(t, path, media.pair, side(320), side(0), 'pair');
+  });
+
+  test('active_speaker: the face that speaks in the video is animated, not the largest one', async (t) => {
+    const g = await lipsync('speakers', 'speech', { active_speaker: true });
+    assert.equal(g.status, 'COMPLETED', JSON.stringify(g));
+    t.diagnostic(JSON.stringify(g.quality));
+    assert.equal(g.quality.framesWithFace, g.quality.framesTotal);
+    assert.equal(g.quality.activeSpeaker.method, 'audio-visual', JSON.stringify(g.quality));
+    assert.equal(g.quality.activeSpeaker.faces, 2, JSON.stringify(g.quality));
+    assert.equal(g.quality.activeSpeaker.switches, 0, JSON.stringify(g.quality));
+    const { path } = await downloadOutput(server, org, g.id, dir, 'speakers.mp4');
+    await checkOneSideAnimated(
+      t,
+      path,
+      media.speakers,
+      { x: 0, width: 300, height: 360 },
+      { x: 300, width: 360, height: 360 },
+      'speakers',
+    );
   });
 
   test('sync-3: a still portrait is animated by the audio', async (t) => {

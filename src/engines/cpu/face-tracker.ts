@@ -20,7 +20,7 @@ export interface FaceObservation {
   /** FaceMesh confidence 0..1. */
   score: number;
   /** Landmark bounding box [x, y, width, height] in frame pixels. */
-  box: [number, number, number, number];
+  box: Box;
   /** Face size in pixels: the larger side of `box`. */
   size: number;
   /** Distance between the eye centres, pixels. */
@@ -40,9 +40,11 @@ export interface FaceTrackerOptions {
   smooth?: boolean;
   /** Longest side of the image given to the detector (default 512). */
   detectSize?: number;
+  /** Per frame, the box of the face to follow as found by active-speaker detection (undefined: no choice). */
+  speakerBoxes?: readonly (Box | undefined)[] | null;
 }
 
-interface Crop {
+export interface Crop {
   cx: number;
   cy: number;
   size: number;
@@ -52,7 +54,10 @@ interface Crop {
 /** Crop side as a multiple of the landmarks' extent (the framing FaceMesh was trained on). */
 const CROP_SCALE = 1.5;
 
-function iou(a: [number, number, number, number], b: [number, number, number, number]): number {
+export type Box = [number, number, number, number];
+
+/** Intersection over union of two [x, y, w, h] boxes. */
+export function iou(a: Box, b: Box): number {
   const x1 = Math.max(a[0], b[0]);
   const y1 = Math.max(a[1], b[1]);
   const x2 = Math.min(a[0] + a[2], b[0] + b[2]);
@@ -102,7 +107,7 @@ export class FaceTracker {
     if (this.crop && hintBox) {
       // Follow the hinted box: re-detect when the tracked face is not the one it marks.
       const cur = this.cropBox(this.crop);
-      if (iou(cur, hintBox) < 0.2) this.drop();
+      if (this.clientHint(index) ? iou(cur, hintBox) < 0.2 : sameFace(cur, hintBox) === 0) this.drop();
     }
     if (!this.crop) {
       if (index - this.lastSearch < this.searchEvery) return null;
@@ -156,45 +161,35 @@ export class FaceTracker {
   }
 
   /** undefined: no hint for this frame; null: hinted that no one speaks; else the speaker's box [x, y, w, h]. */
-  private hintBox(index: number): [number, number, number, number] | null | undefined {
+  private clientHint(index: number): boolean {
     const boxes = this.opts.activeSpeaker?.boundingBoxes;
-    if (!boxes || index >= boxes.length) return undefined;
+    return !!boxes && index < boxes.length;
+  }
+
+  private hintBox(index: number): Box | null | undefined {
+    const boxes = this.opts.activeSpeaker?.boundingBoxes;
+    if (!boxes || index >= boxes.length) return this.opts.speakerBoxes?.[index];
     const b = boxes[index];
     if (!b) return null;
     return [Math.min(b[0], b[2]), Math.min(b[1], b[3]), Math.abs(b[2] - b[0]), Math.abs(b[3] - b[1])];
   }
 
-  private cropBox(c: Crop): [number, number, number, number] {
+  private cropBox(c: Crop): Box {
     const s = c.size / CROP_SCALE;
     return [c.cx - s / 2, c.cy - s / 2, s, s];
   }
 
-  private async detect(
-    img: RgbImage,
-    hintBox: [number, number, number, number] | undefined,
-  ): Promise<Crop | null> {
+  private async detect(img: RgbImage, hintBox: Box | undefined): Promise<Crop | null> {
     this.stats.detections++;
-    const factor = Math.max(1, Math.floor(Math.max(img.width, img.height) / this.detectSize));
-    const small = downscale(img, factor);
-    const faces = (await this.models.detect(small.data, small.width, small.height)).map((f) =>
-      scaleFace(f, factor),
-    );
+    const faces = await detectFaces(this.models, img, this.detectSize);
     if (faces.length === 0) return null;
     if (faces.length > 1) this.stats.multiFaceFrames++;
     const chosen = this.choose(faces, hintBox);
     if (!chosen) return null;
-    const [x, y, w, h] = chosen.box;
-    const [a, b] = chosen.keypoints;
-    let angle = a && b ? Math.atan2(b[1] - a[1], b[0] - a[0]) : 0;
-    if (a && b && b[0] < a[0]) angle = Math.atan2(a[1] - b[1], a[0] - b[0]);
-    // The detector's box is already enlarged around the face; FaceMesh wants a little more context.
-    return { cx: x + w / 2, cy: y + h / 2, size: Math.max(w, h) * 1.1, angle };
+    return cropFromDetection(chosen);
   }
 
-  private choose(
-    faces: DetectedFace[],
-    hintBox: [number, number, number, number] | undefined,
-  ): DetectedFace | null {
+  private choose(faces: DetectedFace[], hintBox: Box | undefined): DetectedFace | null {
     const area = (f: DetectedFace) => f.box[2] * f.box[3];
     if (hintBox) {
       let best: DetectedFace | null = null;
@@ -228,65 +223,16 @@ export class FaceTracker {
     return faces.reduce((a, b) => (area(b) > area(a) ? b : a));
   }
 
-  private async mesh(img: RgbImage, c: Crop): Promise<{ points: Float32Array; score: number } | null> {
-    if (c.size < 16) return null;
-    cropRotated(img, c.cx, c.cy, c.size, c.angle, MESH_INPUT, this.cropBuffer);
-    const out = await this.models.landmarks(this.cropBuffer);
-    if (!(out.score >= this.minScore)) return null;
-    const points = new Float32Array(MESH_POINTS * 2);
-    const cos = Math.cos(c.angle);
-    const sin = Math.sin(c.angle);
-    const k = c.size / MESH_INPUT;
-    for (let i = 0; i < MESH_POINTS; i++) {
-      const lx = out.coords[3 * i] * k - c.size / 2;
-      const ly = out.coords[3 * i + 1] * k - c.size / 2;
-      points[2 * i] = c.cx + lx * cos - ly * sin;
-      points[2 * i + 1] = c.cy + lx * sin + ly * cos;
-    }
-    return { points, score: out.score };
+  private mesh(img: RgbImage, c: Crop): Promise<{ points: Float32Array; score: number } | null> {
+    return meshOnCrop(this.models, img, c, this.cropBuffer, this.minScore);
   }
 
-  /** The crop for the next frame: the landmarks' extent in the face's own axes, enlarged. */
   private nextCrop(p: Float32Array): Crop {
-    const angle = rollAngle(p);
-    const cos = Math.cos(angle);
-    const sin = Math.sin(angle);
-    let minU = Infinity;
-    let maxU = -Infinity;
-    let minV = Infinity;
-    let maxV = -Infinity;
-    for (let i = 0; i < MESH_POINTS; i++) {
-      const x = p[2 * i];
-      const y = p[2 * i + 1];
-      const u = x * cos + y * sin;
-      const v = -x * sin + y * cos;
-      if (u < minU) minU = u;
-      if (u > maxU) maxU = u;
-      if (v < minV) minV = v;
-      if (v > maxV) maxV = v;
-    }
-    const cu = (minU + maxU) / 2;
-    const cv = (minV + maxV) / 2;
-    return {
-      cx: cu * cos - cv * sin,
-      cy: cu * sin + cv * cos,
-      size: Math.max(maxU - minU, maxV - minV) * CROP_SCALE,
-      angle,
-    };
+    return cropFromLandmarks(p);
   }
 
-  private bounds(p: Float32Array): [number, number, number, number] {
-    let minX = Infinity;
-    let minY = Infinity;
-    let maxX = -Infinity;
-    let maxY = -Infinity;
-    for (let i = 0; i < p.length; i += 2) {
-      if (p[i] < minX) minX = p[i];
-      if (p[i] > maxX) maxX = p[i];
-      if (p[i + 1] < minY) minY = p[i + 1];
-      if (p[i + 1] > maxY) maxY = p[i + 1];
-    }
-    return [minX, minY, maxX - minX, maxY - minY];
+  private bounds(p: Float32Array): Box {
+    return landmarkBounds(p);
   }
 }
 
@@ -297,4 +243,104 @@ function scaleFace(f: DetectedFace, k: number): DetectedFace {
     score: f.score,
     keypoints: f.keypoints.map(([x, y]) => [x * k, y * k] as [number, number]),
   };
+}
+
+/** Faces in a frame (frame pixels); the detector sees a copy whose longest side is about `detectSize`. */
+export async function detectFaces(
+  models: FaceModels,
+  img: RgbImage,
+  detectSize: number,
+): Promise<DetectedFace[]> {
+  const factor = Math.max(1, Math.floor(Math.max(img.width, img.height) / detectSize));
+  const small = downscale(img, factor);
+  return (await models.detect(small.data, small.width, small.height)).map((f) => scaleFace(f, factor));
+}
+
+/**
+ * How surely two boxes frame the same face, 0..1 (0: not the same): their centres closer than half
+ * the larger box. Centres, not overlap, because landmark boxes are tighter than the detector's.
+ */
+export function sameFace(a: Box, b: Box): number {
+  const d = Math.hypot(a[0] + a[2] / 2 - b[0] - b[2] / 2, a[1] + a[3] / 2 - b[1] - b[3] / 2);
+  const size = Math.max(a[2], a[3], b[2], b[3]);
+  return size > 0 ? Math.max(0, 1 - d / (0.5 * size)) : 0;
+}
+
+/** The crop FaceMesh wants around a detected face, upright along the eyes. */
+export function cropFromDetection(face: DetectedFace): Crop {
+  const [x, y, w, h] = face.box;
+  const [a, b] = face.keypoints;
+  let angle = a && b ? Math.atan2(b[1] - a[1], b[0] - a[0]) : 0;
+  if (a && b && b[0] < a[0]) angle = Math.atan2(a[1] - b[1], a[0] - b[0]);
+  // The detector's box is already enlarged around the face; FaceMesh wants a little more context.
+  return { cx: x + w / 2, cy: y + h / 2, size: Math.max(w, h) * 1.1, angle };
+}
+
+/** FaceMesh landmarks (frame pixels) on a rotated crop, or null when its confidence is below minScore. */
+export async function meshOnCrop(
+  models: FaceModels,
+  img: RgbImage,
+  c: Crop,
+  buffer: Float32Array,
+  minScore: number,
+): Promise<{ points: Float32Array; score: number } | null> {
+  if (c.size < 16) return null;
+  cropRotated(img, c.cx, c.cy, c.size, c.angle, MESH_INPUT, buffer);
+  const out = await models.landmarks(buffer);
+  if (!(out.score >= minScore)) return null;
+  const points = new Float32Array(MESH_POINTS * 2);
+  const cos = Math.cos(c.angle);
+  const sin = Math.sin(c.angle);
+  const k = c.size / MESH_INPUT;
+  for (let i = 0; i < MESH_POINTS; i++) {
+    const lx = out.coords[3 * i] * k - c.size / 2;
+    const ly = out.coords[3 * i + 1] * k - c.size / 2;
+    points[2 * i] = c.cx + lx * cos - ly * sin;
+    points[2 * i + 1] = c.cy + lx * sin + ly * cos;
+  }
+  return { points, score: out.score };
+}
+
+/** The crop for the next frame: the landmarks' extent in the face's own axes, enlarged. */
+export function cropFromLandmarks(p: Float32Array): Crop {
+  const angle = rollAngle(p);
+  const cos = Math.cos(angle);
+  const sin = Math.sin(angle);
+  let minU = Infinity;
+  let maxU = -Infinity;
+  let minV = Infinity;
+  let maxV = -Infinity;
+  for (let i = 0; i < MESH_POINTS; i++) {
+    const x = p[2 * i];
+    const y = p[2 * i + 1];
+    const u = x * cos + y * sin;
+    const v = -x * sin + y * cos;
+    if (u < minU) minU = u;
+    if (u > maxU) maxU = u;
+    if (v < minV) minV = v;
+    if (v > maxV) maxV = v;
+  }
+  const cu = (minU + maxU) / 2;
+  const cv = (minV + maxV) / 2;
+  return {
+    cx: cu * cos - cv * sin,
+    cy: cu * sin + cv * cos,
+    size: Math.max(maxU - minU, maxV - minV) * CROP_SCALE,
+    angle,
+  };
+}
+
+/** [x, y, w, h] of a set of landmarks. */
+export function landmarkBounds(p: Float32Array): Box {
+  let minX = Infinity;
+  let minY = Infinity;
+  let maxX = -Infinity;
+  let maxY = -Infinity;
+  for (let i = 0; i < p.length; i += 2) {
+    if (p[i] < minX) minX = p[i];
+    if (p[i] > maxX) maxX = p[i];
+    if (p[i + 1] < minY) minY = p[i + 1];
+    if (p[i + 1] > maxY) maxY = p[i + 1];
+  }
+  return [minX, minY, maxX - minX, maxY - minY];
 }

@@ -7,7 +7,13 @@
 // Settings (engine registry): maxOpening (0.2..0.9, default 0.5: the widest opening as a fraction of
 // the mouth's width), searchEvery (frames between detector runs while no face is tracked, default 3),
 // detectSize (longest side given to the detector, default 512).
-import type { EngineJob, EngineReport, EngineRun, LipsyncEngine } from '../engine.js';
+import {
+  wantsSpeakerScan,
+  type EngineJob,
+  type EngineReport,
+  type EngineRun,
+  type LipsyncEngine,
+} from '../engine.js';
 import { analyseAudio } from './audio-features.js';
 import { mouthFromAudio, type MouthTrack } from './audio-mouth.js';
 import { faceModels } from './face-models.js';
@@ -17,6 +23,7 @@ import { LipRefiner } from './lip-refine.js';
 import { MouthRig, buildTopology, type MouthParams, type Pads } from './mouth-rig.js';
 import { MouthInterior, warpInPlace } from './mouth-warp.js';
 import { prefetch } from './prefetch.js';
+import { planSpeaker, type SpeakerReport } from './speaker-scan.js';
 import { pearson } from './stats.js';
 
 /** Frames over which the re-drawn mouth fades in and out at the edges of active spans. */
@@ -83,6 +90,7 @@ export class CpuEngine implements LipsyncEngine {
     const warnings: string[] = [];
     let mouth: MouthTrack | null = null;
     let trackerStats: FaceTracker['stats'] | null = null;
+    let speaker: SpeakerReport | null = null;
     let done = false;
 
     async function* frames(): AsyncGenerator<Buffer> {
@@ -91,9 +99,13 @@ export class CpuEngine implements LipsyncEngine {
       mouth = mouthFromAudio(audio, { temperature: job.options.temperature });
       if (!mouth.hasSpeech) warnings.push('the audio holds no speech: the mouth stays closed');
       const weights = spanWeights(job.activeSpans, fps, job.frameCount);
+      // active_speaker: look at the whole video first and pick the face that speaks in each stretch.
+      const plan = wantsSpeakerScan(job.options) ? await planSpeaker(models, job) : null;
+      speaker = plan?.report ?? null;
       const tracker = new FaceTracker(models, width, height, {
         fps,
         activeSpeaker: job.options.activeSpeaker,
+        speakerBoxes: plan?.boxes ?? null,
         searchEvery: num(job.settings, 'searchEvery', 1, 100),
         detectSize: num(job.settings, 'detectSize', 128, 4096),
       });
@@ -164,9 +176,15 @@ export class CpuEngine implements LipsyncEngine {
         if (framesTotal > 0 && framesWithFace < framesTotal * 0.5 && framesWithFace > 0) {
           w.push(`a face was found in only ${framesWithFace} of ${framesTotal} frames`);
         }
-        if (trackerStats && trackerStats.multiFaceFrames > 0) {
+        if (speaker && speaker.method !== 'single-face') {
           w.push(
-            job.options.activeSpeaker
+            speaker.method === 'audio-visual'
+              ? `several faces: the one whose mouth follows the video's own speech was animated (${speaker.switches} change(s) of speaker)`
+              : `several faces and no soundtrack in the video: the face whose mouth moves most was animated (${speaker.switches} change(s) of speaker)`,
+          );
+        } else if (trackerStats && trackerStats.multiFaceFrames > 0) {
+          w.push(
+            job.options.activeSpeaker && !speaker
               ? 'several faces: followed the active-speaker hint'
               : 'several faces: the largest one was animated',
           );
@@ -183,6 +201,7 @@ export class CpuEngine implements LipsyncEngine {
             agreement === null || Number.isNaN(agreement) ? null : Math.round(agreement * 1000) / 1000,
           speechLevelDb: mouth ? Math.round(mouth.speechLevelDb * 10) / 10 : null,
           detections: trackerStats?.detections ?? 0,
+          ...(speaker ? { activeSpeaker: speaker } : {}),
           warnings: w,
         };
       },

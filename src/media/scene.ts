@@ -1,0 +1,46 @@
+// The source as an engine may look at it before drawing (EngineScene): the conformed frames once
+// more, downscaled, and the visual input's own soundtrack with the map from output frames to source
+// time. Used for active-speaker detection, which compares each face's mouth with the original speech.
+import { join } from 'node:path';
+import type { EngineScene } from '../engines/engine.js';
+import { conformedFrames, type PreparedConform } from './conform.js';
+import { sourceTimeAt } from './conform-plan.js';
+import { runFfmpeg } from './ffmpeg.js';
+
+/** Longest side of the frames the scene gives (faces stay large enough for landmarks). */
+export const SCENE_MAX_SIDE = 1024;
+
+export function conformedScene(
+  prepared: PreparedConform,
+  source: { path: string; hasAudio: boolean },
+  workDir: string,
+  opts: { signal?: AbortSignal } = {},
+): EngineScene {
+  const { plan } = prepared;
+  const k = Math.max(1, Math.max(plan.width, plan.height) / SCENE_MAX_SIDE);
+  // Even sizes: ffmpeg's scalers and the rgb pipe need no rounding surprises.
+  const width = Math.max(2, 2 * Math.round(plan.width / k / 2));
+  const height = Math.max(2, 2 * Math.round(plan.height / k / 2));
+  let audio: Promise<string | null> | null = null;
+  return {
+    width,
+    height,
+    downscale: plan.width / width,
+    frames: () => conformedFrames(prepared, { signal: opts.signal, size: { width, height } }),
+    sourceAudio() {
+      audio ??= (async () => {
+        if (!source.hasAudio || plan.video.strategy === 'still') return null;
+        const out = join(workDir, 'source-audio.wav');
+        await runFfmpeg(
+          ['-i', source.path, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', out],
+          {
+            signal: opts.signal,
+          },
+        );
+        return out;
+      })();
+      return audio;
+    },
+    sourceTimeAt: (frame) => sourceTimeAt(plan, frame),
+  };
+}

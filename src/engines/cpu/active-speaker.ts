@@ -227,6 +227,18 @@ function spread(x: ArrayLike<number>, a: number, b: number): { sd: number; n: nu
   return { sd: Math.sqrt(Math.max(0, s2 / n - m * m)), n };
 }
 
+/** Mean absolute change of the opening from one measured frame to the next, over [a, b). */
+function movement(x: ArrayLike<number>, a: number, b: number): { speed: number } {
+  let s = 0;
+  let n = 0;
+  for (let i = a + 1; i < b; i++) {
+    if (!Number.isFinite(x[i]) || !Number.isFinite(x[i - 1])) continue;
+    s += Math.abs(x[i] - x[i - 1]);
+    n++;
+  }
+  return { speed: n > 0 ? s / n : 0 };
+}
+
 /**
  * Picks the speaking face per stretch of the video. Score per face and half-second block, over a
  * window around the block: the correlation of its mouth opening with the soundtrack's loudness (best
@@ -253,8 +265,12 @@ export function chooseSpeakers(scan: SpeakerScanResult, opts: ChooseOptions): Sp
     const w0 = Math.max(0, a0 + ((a1 - a0) >> 1) - half);
     const w1 = Math.min(frames, a0 + ((a1 - a0) >> 1) + half);
     const row = new Float64Array(tracks.length).fill(-Infinity);
-    const motion = tracks.map((tr) => spread(tr.opening, w0, w1));
-    const most = Math.max(1e-6, ...motion.map((m) => (m.n >= 6 ? m.sd : 0)));
+    // Movement is local (half a second either side): a listener who starts talking later must not
+    // borrow that movement for the stretch where they only listen.
+    const m0 = Math.max(0, a0 - Math.round(fps / 2));
+    const m1 = Math.min(frames, a1 + Math.round(fps / 2));
+    const motion = tracks.map((tr) => ({ ...movement(tr.opening, m0, m1), n: spread(tr.opening, w0, w1).n }));
+    const most = Math.max(1e-6, ...motion.map((m) => (m.n >= 6 ? m.speed : 0)));
     tracks.forEach((tr, k) => {
       let present = 0;
       for (let t = a0; t < a1; t++) if (!Number.isNaN(tr.boxes[4 * t])) present++;
@@ -265,7 +281,7 @@ export function chooseSpeakers(scan: SpeakerScanResult, opts: ChooseOptions): Sp
         row[k] = 0;
         return;
       }
-      let s = m.sd / most;
+      let s = m.speed / most;
       if (usedAudio && audioDb) {
         s *= motionWeight;
         const r = bestLagCorrelation(tr.opening.subarray(w0, w1), audioDb.subarray(w0, w1), MAX_LAG).r;
@@ -316,20 +332,55 @@ export function chooseSpeakers(scan: SpeakerScanResult, opts: ChooseOptions): Sp
     if (last !== none && path[b] !== last) switches++;
     last = path[b];
   }
+  // Per frame, then each change of face moved to the frame where the evidence turns (blocks are
+  // half a second; a turn of speech does not start on a block boundary).
+  const who = new Int16Array(frames);
+  for (let t = 0; t < frames; t++) who[t] = path[Math.floor(t / block)];
+  for (let b = 1; b < blocks; b++) {
+    const p = path[b - 1];
+    const q = path[b];
+    if (p === q || p === none || q === none) continue;
+    const lo = (b - 1) * block;
+    const hi = Math.min(frames, (b + 1) * block);
+    const cut = turnFrame(tracks[p].opening, tracks[q].opening, lo, hi, b * block);
+    for (let t = lo; t < hi; t++) who[t] = t < cut ? p : q;
+  }
+
   const boxes: (Box | undefined)[] = new Array<Box | undefined>(frames).fill(undefined);
   const chosenFrames = new Map<number, number>();
-  for (let b = 0; b < blocks; b++) {
-    const k = path[b];
+  for (let t = 0; t < frames; t++) {
+    const k = who[t];
     if (k === none) continue;
     const tr = tracks[k];
-    for (let t = b * block; t < Math.min(frames, (b + 1) * block); t++) {
-      const box = nearestBox(tr, t, frames);
-      if (!box) continue;
-      boxes[t] = box;
-      chosenFrames.set(tr.id, (chosenFrames.get(tr.id) ?? 0) + 1);
-    }
+    const box = nearestBox(tr, t, frames);
+    if (!box) continue;
+    boxes[t] = box;
+    chosenFrames.set(tr.id, (chosenFrames.get(tr.id) ?? 0) + 1);
   }
   return { boxes, chosenFrames, usedAudio, faces: tracks.length, switches };
+}
+
+/**
+ * Where, in [lo, hi), the mouth moving most passes from `from` to `to`: the cut that maximises how
+ * much more `from` moves before it and `to` moves after it. `fallback` when neither was measured.
+ */
+function turnFrame(from: Float32Array, to: Float32Array, lo: number, hi: number, fallback: number): number {
+  const step = (x: Float32Array, t: number) =>
+    t > 0 && Number.isFinite(x[t]) && Number.isFinite(x[t - 1]) ? Math.abs(x[t] - x[t - 1]) : 0;
+  // gain(c) = sum_{t<c} (from - to) + sum_{t>=c} (to - from) = total(to - from) + 2 * sum_{t<c} (from - to)
+  let best = fallback;
+  let bestGain = 0;
+  let acc = 0;
+  let fallbackAcc = 0;
+  for (let c = lo; c <= hi; c++) {
+    if (c === fallback) fallbackAcc = acc;
+    if (c > lo && acc > bestGain) {
+      bestGain = acc;
+      best = c;
+    }
+    if (c < hi) acc += step(from, c) - step(to, c);
+  }
+  return bestGain > fallbackAcc ? best : fallback;
 }
 
 /** The track's box at frame t, else its nearest box within half a second. */

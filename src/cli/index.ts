@@ -8,6 +8,7 @@ import { organizationView } from '../services/organizations.js';
 import { apiKeyView } from '../services/api-keys.js';
 import { AppError } from '../domain/errors.js';
 import { start } from '../main.js';
+import { generate, GenerateError, ProgressBar, qualityText } from './generate.js';
 
 class CliExit extends Error {
   constructor(readonly code: number) {
@@ -121,6 +122,106 @@ export function buildProgram(): Command {
       process.once('SIGINT', () => shutdown('SIGINT'));
       process.once('SIGTERM', () => shutdown('SIGTERM'));
     });
+
+  program
+    .command('generate')
+    .description(
+      'lip-sync a video (or image) to an audio file through a running server: uploads local files, shows progress, downloads the output',
+    )
+    .option('--video <file|url>', 'the video whose mouth is re-animated')
+    .option('--image <file|url>', 'a still portrait instead of a video (model sync-3)')
+    .requiredOption('--audio <file|url>', 'the new speech')
+    .option('--model <id>', 'model id', 'lipsync-2')
+    .addOption(
+      new Option('--sync-mode <mode>', 'when audio and video lengths differ').choices([
+        'cut_off',
+        'loop',
+        'bounce',
+        'silence',
+        'remap',
+      ]),
+    )
+    .option('--active-speaker', 'animate the face that speaks in the video (audio-visual detection)')
+    .option('--temperature <t>', 'expressiveness 0..1', (v) => Number(v))
+    .option('--options <json>', 'more generation options as a JSON object (merged last)')
+    .option('--out <file>', 'where to write the output (default <id>.mp4)')
+    .option('--server <url>', 'server base URL (default $LIPSYNC_SERVER or http://127.0.0.1:$PORT)')
+    .option('--key <key>', 'API key (default $LIPSYNC_API_KEY)')
+    .option('--poll <seconds>', 'seconds between progress checks', (v) => Number(v), 1)
+    .option('--json', 'print one JSON object (no progress bar)')
+    .action(
+      async (opts: {
+        video?: string;
+        image?: string;
+        audio: string;
+        model: string;
+        syncMode?: string;
+        activeSpeaker?: boolean;
+        temperature?: number;
+        options?: string;
+        out?: string;
+        server?: string;
+        key?: string;
+        poll: number;
+        json?: boolean;
+      }) => {
+        const json = !!opts.json;
+        if (!opts.video === !opts.image) fail(json, 'give exactly one of --video and --image', 2);
+        const key = opts.key ?? process.env.LIPSYNC_API_KEY;
+        if (!key) fail(json, 'an API key is needed: --key or LIPSYNC_API_KEY', 2);
+        if (!(opts.poll > 0)) fail(json, '--poll must be a positive number of seconds', 2);
+        const options: Record<string, unknown> = {};
+        if (opts.syncMode) options.sync_mode = opts.syncMode;
+        if (opts.activeSpeaker) options.active_speaker = true;
+        if (opts.temperature !== undefined) {
+          if (!(opts.temperature >= 0 && opts.temperature <= 1))
+            fail(json, '--temperature must be from 0 to 1', 2);
+          options.temperature = opts.temperature;
+        }
+        if (opts.options) {
+          let extra: unknown;
+          try {
+            extra = JSON.parse(opts.options);
+          } catch {
+            extra = null;
+          }
+          if (!extra || typeof extra !== 'object' || Array.isArray(extra))
+            fail(json, '--options must be a JSON object', 2);
+          Object.assign(options, extra);
+        }
+        const server =
+          opts.server ?? process.env.LIPSYNC_SERVER ?? `http://127.0.0.1:${process.env.PORT ?? '8080'}`;
+        try {
+          const result = await generate(
+            {
+              server,
+              key: key as string,
+              model: opts.model,
+              video: opts.video,
+              image: opts.image,
+              audio: opts.audio,
+              options,
+              out: opts.out,
+              pollSeconds: opts.poll,
+              json,
+            },
+            json ? null : new ProgressBar(),
+          );
+          print(
+            json,
+            result,
+            `${result.output}\n${qualityText(result.quality as Record<string, unknown> | null)}`,
+          );
+        } catch (err) {
+          if (!(err instanceof GenerateError)) throw err;
+          if (json) process.stdout.write(JSON.stringify({ error: err.message, ...err.details }) + '\n');
+          process.stderr.write(`lipsync: ${err.message}\n`);
+          const quality = err.details.quality as Record<string, unknown> | null | undefined;
+          if (!json && quality) process.stderr.write(qualityText(quality) + '\n');
+          throw new CliExit(1);
+        }
+      },
+    );
 
   const generation = program.command('generation').description('operate on generations');
   generation

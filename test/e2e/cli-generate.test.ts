@@ -1,0 +1,116 @@
+// `lipsync generate` against a real server: local files are uploaded, the generation is followed
+// with a progress bar on stderr, the output is downloaded and the engine's report summarised; a
+// failed generation exits 1 with its error code; bad usage exits 2 without contacting anyone.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { probeMedia } from '../../src/media/probe.js';
+import { fixture } from '../helpers/paths.js';
+import {
+  createDeployment,
+  runCli,
+  startServer,
+  type TestDeployment,
+  type TestServer,
+} from '../helpers/index.js';
+import { cliOrg, type E2eOrg } from './generations-support.js';
+
+const run = promisify(execFile);
+const ffmpeg = (args: string[]) => run('ffmpeg', ['-v', 'error', '-y', ...args]);
+
+describe('lipsync generate', { timeout: 180_000 }, () => {
+  let dep: TestDeployment;
+  let server: TestServer;
+  let org: E2eOrg;
+  let dir: string;
+  let face: string;
+  let speech: string;
+  let nofaces: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'lipsync-cli-generate-'));
+    face = join(dir, 'face.mp4');
+    speech = join(dir, 'speech.wav');
+    nofaces = join(dir, 'nofaces.mp4');
+    await Promise.all([
+      ffmpeg(['-i', fixture('media/face_3.mp4'), '-t', '2', '-vf', 'scale=320:320', '-c:a', 'aac', face]),
+      ffmpeg(['-i', fixture('media/speech_short.wav'), '-t', '2', speech]),
+      ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=25', '-t', '1', nofaces]),
+    ]);
+    dep = await createDeployment({ env: { LIPSYNC_WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn' } });
+    server = await startServer({ env: { ...dep.env } });
+    org = await cliOrg(dep.env);
+  });
+  after(async () => {
+    await server?.stop();
+    await dep?.cleanup();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const cli = (args: string[]) =>
+    runCli(['generate', '--server', server.url, '--poll', '0.2', ...args], {
+      env: { ...dep.env, LIPSYNC_API_KEY: org.key },
+      timeoutMs: 120_000,
+    });
+
+  test('uploads, shows progress, downloads the output and prints the quality summary', async () => {
+    const out = join(dir, 'out.mp4');
+    const r = await cli(['--video', face, '--audio', speech, '--active-speaker', '--out', out]);
+    assert.equal(r.code, 0, r.stderr);
+    // Not a terminal: the bar is printed as lines, ending at 100 %.
+    const bars = r.stderr.split('\n').filter((l) => l.startsWith('['));
+    assert.ok(bars.length >= 2, r.stderr);
+    assert.match(bars[bars.length - 1], /\] 100% completed [0-9a-f-]{36}$/);
+    assert.equal(r.stdout.split('\n')[0], out);
+    assert.match(r.stdout, /engine cpu, face in 50\/50 frames/);
+    assert.match(r.stdout, /active speaker: single-face, 1 face\(s\)/);
+    const probe = await probeMedia(out);
+    assert.ok(probe.video && probe.audio, 'the output has picture and sound');
+    assert.ok(Math.abs((probe.durationSeconds ?? 0) - 2) < 0.1, String(probe.durationSeconds));
+  });
+
+  test('--json prints one object with the output path and the quality report', async () => {
+    const out = join(dir, 'json.mp4');
+    const r = await cli(['--video', face, '--audio', speech, '--temperature', '0.8', '--out', out, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trim().split('\n');
+    assert.equal(lines.length, 1, r.stdout);
+    const j = JSON.parse(lines[0]);
+    assert.equal(j.status, 'COMPLETED');
+    assert.equal(j.output, out);
+    assert.equal(j.quality.framesWithFace, 50);
+    assert.equal(j.quality.lipMotionGenerated, true);
+    assert.ok((await stat(out)).size > 0);
+    assert.ok(!r.stderr.includes('['), 'no progress bar with --json');
+  });
+
+  test('a failed generation exits 1 with its error code', async () => {
+    const r = await cli(['--video', nofaces, '--audio', speech, '--json']);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    const j = JSON.parse(r.stdout.trim());
+    assert.equal(j.status, 'FAILED');
+    assert.equal(j.errorCode, 'generation_no_face_detected');
+    assert.equal(j.quality.framesWithFace, 0);
+  });
+
+  test('bad usage and a bad key are refused clearly', async () => {
+    const both = await cli(['--video', face, '--image', face, '--audio', speech]);
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /exactly one of --video and --image/);
+    const badOptions = await cli(['--video', face, '--audio', speech, '--options', '[1]']);
+    assert.equal(badOptions.code, 2);
+    assert.match(badOptions.stderr, /--options must be a JSON object/);
+    const missing = await cli(['--video', join(dir, 'missing.mp4'), '--audio', speech]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /cannot read .*missing\.mp4/);
+    const badKey = await runCli(['generate', '--server', server.url, '--video', face, '--audio', speech], {
+      env: { ...dep.env, LIPSYNC_API_KEY: 'sk_lipsync_not_a_key' },
+    });
+    assert.equal(badKey.code, 1);
+    assert.match(badKey.stderr, /HTTP 401/);
+  });
+});

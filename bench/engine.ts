@@ -6,7 +6,8 @@
 //   node --import tsx bench/engine.ts [--quick] [--rounds=N] [--seconds=S] [--cases=a,b]
 //
 // Cases: face (a 590x590 fixture face clip), 720p (a face clip scaled and padded to 1280x720),
-// portrait (the 1080x1920 HEVC fixture scaled to 720x1280). Prints frames per second, times, the
+// portrait (the 1080x1920 HEVC fixture scaled to 720x1280), hevc1080 (the same at its own size),
+// speakers (two faces side by side at 1280x720 with active_speaker: scan + draw). Prints frames per second, times, the
 // real-time factor (clip duration / processing time) and the ratio to the plain re-encode.
 import os from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,8 @@ import { DEFAULT_H264, aacArgs, h264Args } from '../src/media/encoding.js';
 import { runFfmpeg } from '../src/media/ffmpeg.js';
 import { decodeFrames, encodeFrames } from '../src/media/frames.js';
 import { makeTempDir, removeTempDir } from '../src/media/tempdir.js';
+import { SCENE_MAX_SIDE } from '../src/media/scene.js';
+import type { EngineScene } from '../src/engines/engine.js';
 import { fixture } from '../test/helpers/paths.js';
 
 interface Case {
@@ -26,8 +29,21 @@ interface Case {
   width: number;
   height: number;
   fps: number;
-  /** Filter that turns the source into width x height frames. */
+  /** Filter that turns the source into width x height frames (each half, with `second`). */
   filter: string;
+  /** A second clip put beside the first (same filter), making a two-person picture. */
+  second?: string;
+  /** Run with active_speaker (the engine gets a scene to scan). */
+  activeSpeaker?: boolean;
+}
+
+/** Input arguments and the video filter (-filter_complex when two clips are stacked) for a case. */
+function source(c: Case): { inputArgs: string[]; graph: string } {
+  if (!c.second) return { inputArgs: ['-i', c.video], graph: `[0:v]${c.filter},fps=${c.fps}[v]` };
+  return {
+    inputArgs: ['-i', c.video, '-i', c.second],
+    graph: `[0:v]${c.filter},setsar=1[a];[1:v]${c.filter},setsar=1[b];[a][b]hstack=inputs=2,fps=${c.fps}[v]`,
+  };
 }
 
 const CASES: Case[] = [
@@ -57,6 +73,28 @@ const CASES: Case[] = [
     height: 1280,
     fps: 25,
     filter: 'scale=720:1280',
+  },
+  {
+    name: 'hevc1080',
+    video: fixture('media/latentsync_demo1.mp4'),
+    audio: fixture('media/latentsync_demo1.wav'),
+    width: 1080,
+    height: 1920,
+    fps: 25,
+    filter: 'null',
+  },
+  {
+    // Two people side by side (face_1 speaking on the soundtrack, face_5 listening) with
+    // active_speaker: the engine scans the video once more before drawing.
+    name: 'speakers',
+    video: fixture('media/face_1.mp4'),
+    second: fixture('media/face_5.mp4'),
+    audio: fixture('media/speech_short.wav'),
+    width: 1280,
+    height: 720,
+    fps: 25,
+    filter: 'scale=640:640,pad=640:720:0:40',
+    activeSpeaker: true,
   },
 ];
 
@@ -118,14 +156,38 @@ async function main(): Promise<void> {
         audio,
       ]);
       const out = join(dir, `${c.name}.mp4`);
-      const decode = () =>
+      const src = source(c);
+      const decode = (width = c.width, height = c.height) =>
         decodeFrames({
-          inputArgs: ['-i', c.video],
-          width: c.width,
-          height: c.height,
-          videoFilter: `${c.filter},fps=${c.fps}`,
+          inputArgs: src.inputArgs,
+          filterComplex: {
+            graph:
+              width === c.width ? src.graph : src.graph.replace(/\[v\]$/, `,scale=${width}:${height}[v]`),
+            output: 'v',
+          },
+          width,
+          height,
           maxFrames: frames,
         });
+      // The scene active-speaker detection looks at (as src/media/scene.ts makes it): the frames
+      // again, downscaled to at most 1024 px, and the first clip's own soundtrack.
+      const sceneScale = Math.max(1, Math.max(c.width, c.height) / SCENE_MAX_SIDE);
+      const sceneW = 2 * Math.round(c.width / sceneScale / 2);
+      const sceneH = 2 * Math.round(c.height / sceneScale / 2);
+      const sourceAudio = join(dir, `${c.name}-source.wav`);
+      const scene: EngineScene | undefined = c.activeSpeaker
+        ? {
+            width: sceneW,
+            height: sceneH,
+            downscale: c.width / sceneW,
+            frames: () => decode(sceneW, sceneH),
+            sourceAudio: async () => {
+              await runFfmpeg(['-i', c.video, '-vn', '-ac', '1', '-ar', '16000', sourceAudio]);
+              return sourceAudio;
+            },
+            sourceTimeAt: (t) => t / c.fps,
+          }
+        : undefined;
       const encodeSpec = {
         width: c.width,
         height: c.height,
@@ -142,16 +204,15 @@ async function main(): Promise<void> {
         base.push(
           await timed(() =>
             runFfmpeg([
-              '-i',
-              c.video,
+              ...src.inputArgs,
               '-i',
               audio,
+              '-filter_complex',
+              src.graph,
               '-map',
-              '0:v:0',
+              '[v]',
               '-map',
-              '1:a:0',
-              '-vf',
-              `${c.filter},fps=${c.fps}`,
+              `${src.inputArgs.length / 2}:a:0`,
               '-frames:v',
               String(frames),
               ...h264Args(),
@@ -175,9 +236,10 @@ async function main(): Promise<void> {
               frameCount: frames,
               audioPath: audio,
               activeSpans: null,
-              options: normaliseOptions({}, 'lipsync-2'),
+              options: normaliseOptions(c.activeSpeaker ? { active_speaker: true } : {}, 'lipsync-2'),
               settings: {},
               signal: new AbortController().signal,
+              scene,
             });
             await encodeFrames(run.frames, encodeSpec);
             const rep = run.report();

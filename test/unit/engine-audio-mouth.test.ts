@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { analyseAudio, type AudioFeatures } from '../../src/engines/cpu/audio-features.js';
-import { attackRelease, mouthFromAudio } from '../../src/engines/cpu/audio-mouth.js';
+import { attackRelease, mouthFromAudio, stopClosures } from '../../src/engines/cpu/audio-mouth.js';
 import { readWavInfo } from '../../src/engines/cpu/wav.js';
 
 const FPS = 25;
@@ -150,6 +150,51 @@ function wav16(samples: Float32Array, rate: number, channels = 1): Buffer {
   h.writeUInt32LE(data.length, 40);
   return Buffer.concat([h, data]);
 }
+
+describe('stop closures', () => {
+  /** 10 ms hops from [dB, milliseconds] pieces. */
+  const hops = (...pieces: [number, number][]) => {
+    const out: number[] = [];
+    for (const [db, ms] of pieces) for (let k = 0; k < ms / 10; k++) out.push(db);
+    return Float32Array.from(out);
+  };
+  const frames = (h: Float32Array) => Math.floor(h.length / 4); // 40 ms frames at 25 fps
+
+  it('shuts the lips for a short near-silence between two sounds', () => {
+    const h = hops([-20, 400], [-55, 80], [-20, 400]);
+    const c = stopClosures(h, -48, FPS, frames(h));
+    // The gap is 400-480 ms: frames 10 and 11 (400-440, 440-480 ms).
+    assert.equal(c[10], 1);
+    assert.equal(c[11], 1);
+    assert.equal(c[5], 0);
+    assert.equal(c[15], 0);
+    assert.equal(Array.from(c).filter((v) => v > 0).length, 2, Array.from(c).join(','));
+  });
+
+  it('ignores shallow dips, pauses, flutters and gaps not inside speech', () => {
+    const none = (h: Float32Array) => assert.ok(stopClosures(h, -48, FPS, frames(h)).every((v) => v === 0));
+    none(hops([-20, 400], [-28, 80], [-20, 400])); // 8 dB dip: a softer sound, not a stop
+    none(hops([-20, 400], [-55, 500], [-20, 400])); // half a second: a pause (the gate closes it)
+    none(hops([-20, 400], [-55, 20], [-20, 400])); // 20 ms: a flutter of the level
+    none(hops([-60, 400], [-75, 80], [-20, 400])); // before the speech starts
+  });
+
+  it('closes the mouth at the stop while the smoothed opening around it stays', () => {
+    // Silence around the speech, so that the clip has a noise floor to set its gate from.
+    const h = hops([-70, 400], [-20, 400], [-55, 80], [-20, 400], [-70, 400]);
+    const n = frames(h);
+    const db = Array.from({ length: n }, (_, t) => {
+      let p = 0;
+      for (let k = 4 * t; k < 4 * t + 4; k++) p += Math.pow(10, h[k] / 10);
+      return 10 * Math.log10(p / 4);
+    });
+    const f = features(db);
+    f.hopDb = h;
+    const m = mouthFromAudio(f);
+    assert.ok(m.open[21] < 0.3 * m.open[18], `at the stop ${m.open[21]}, before ${m.open[18]}`);
+    assert.ok(m.open[23] > 0.5 * m.open[18], `after ${m.open[23]}, before ${m.open[18]}`);
+  });
+});
 
 describe('analyseAudio', () => {
   let dir: string;

@@ -5,7 +5,8 @@
 // From signal features: loudness above a noise gate set relative to the clip's own speech level drives
 // the opening, fricative energy narrows it, the spectral centroid of voiced sound separates rounded
 // from spread vowels. Coarticulation: the mouth starts to open a frame ahead of the sound (anticipation)
-// and follows with a fast attack and a slower release; in silence it closes. `temperature` (0..1)
+// and follows with a fast attack and a slower release; in silence it closes, and it shuts briefly for
+// the stop closures inside speech (p, b, m, t, d, k), found as short near-silences between sounds. `temperature` (0..1)
 // scales expressiveness around the neutral 0.5.
 import { quantile, type AudioFeatures } from './audio-features.js';
 
@@ -68,6 +69,58 @@ export function smoothBothWays(x: Float32Array, fps: number, tauMs: number): Flo
   return y;
 }
 
+/** Hops (10 ms) either side searched for the speech around a gap. */
+const CLOSURE_REACH_HOPS = 15;
+/** A gap is this many dB under the speech on both sides (stop closures are near-silent). */
+const CLOSURE_DEPTH_DB = 12;
+/** Gaps from 30 to 250 ms: shorter is a flutter of the level, longer is a pause (the gate closes those). */
+const CLOSURE_MIN_HOPS = 3;
+const CLOSURE_MAX_HOPS = 25;
+
+/**
+ * Per video frame, how closed the lips must be (0..1) for the stop closures inside speech: the
+ * 30-250 ms near-silences between two stretches of speech where the lips (p, b, m) or the tongue
+ * (t, d, k) shut the air off. Measured on the 10 ms hops, where such gaps show; the per-frame level
+ * and the mouth's release smoothing would blur them into a half-open mouth.
+ */
+export function stopClosures(hopDb: Float32Array, gateDb: number, fps: number, frames: number): Float32Array {
+  const n = hopDb.length;
+  const gap = new Uint8Array(n);
+  // Running maxima over the reach on each side (O(n * reach), reach is 15).
+  for (let i = 0; i < n; i++) {
+    let left = -Infinity;
+    let right = -Infinity;
+    for (let k = 1; k <= CLOSURE_REACH_HOPS; k++) {
+      if (i - k >= 0 && hopDb[i - k] > left) left = hopDb[i - k];
+      if (i + k < n && hopDb[i + k] > right) right = hopDb[i + k];
+    }
+    const flank = Math.min(left, right);
+    if (flank > gateDb + 6 && flank - hopDb[i] >= CLOSURE_DEPTH_DB) gap[i] = 1;
+  }
+  // Keep runs of plausible length.
+  for (let i = 0; i < n;) {
+    if (!gap[i]) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < n && gap[j]) j++;
+    if (j - i < CLOSURE_MIN_HOPS || j - i > CLOSURE_MAX_HOPS) gap.fill(0, i, j);
+    i = j;
+  }
+  const out = new Float32Array(frames);
+  const perHop = 100;
+  for (let t = 0; t < frames; t++) {
+    const a = Math.floor((t / fps) * perHop);
+    const b = Math.max(a + 1, Math.floor(((t + 1) / fps) * perHop));
+    let c = 0;
+    for (let k = a; k < b && k < n; k++) c += gap[k];
+    // In proportion to the frame: a stop shorter than the frame only narrows it.
+    out[t] = c / (b - a);
+  }
+  return out;
+}
+
 export function mouthFromAudio(f: AudioFeatures, opts: AudioMouthOptions = {}): MouthTrack {
   const n = f.frames;
   const temperature = clamp(opts.temperature ?? 0.5, 0, 1);
@@ -118,8 +171,12 @@ export function mouthFromAudio(f: AudioFeatures, opts: AudioMouthOptions = {}): 
   const smoothOpen = attackRelease(ahead, f.fps, opts.attackMs ?? 30, opts.releaseMs ?? 80);
   const smoothWidth = smoothBothWays(rawWidth, f.fps, 60);
   const smoothRound = smoothBothWays(rawRound, f.fps, 70);
+  // Closures cut through the smoothed opening: the lips shut for the stop and the opening springs
+  // back with the release (the smoothing state is untouched, so it reopens at once).
+  const closure = opts.modelOpen ? new Float32Array(n) : stopClosures(f.hopDb, gate, f.fps, n);
+  // Not quite shut: for t, d, k the lips stay a little apart.
   for (let t = 0; t < n; t++) {
-    open[t] = clamp(smoothOpen[t] * gain, 0, 1);
+    open[t] = clamp(smoothOpen[t] * gain * (1 - 0.8 * closure[t]), 0, 1);
     width[t] = clamp(smoothWidth[t] * gain, -1, 1);
     round[t] = clamp(smoothRound[t] * gain, 0, 1);
   }

@@ -3,7 +3,7 @@
 // in the same run. Also the raw-frame round trip without the engine (decoder and encoder connected
 // through Node), to show what the engine itself adds.
 //
-//   node --import tsx bench/engine.ts [--quick] [--rounds=N] [--seconds=S] [--cases=a,b]
+//   node --import tsx bench/engine.ts [--quick] [--rounds=N] [--seconds=S] [--cases=a,b] [--in-thread]
 //
 // Cases: face (a 590x590 fixture face clip), 720p (a face clip scaled and padded to 1280x720),
 // portrait (the 1080x1920 HEVC fixture scaled to 720x1280), hevc1080 (the same at its own size),
@@ -106,6 +106,8 @@ const quick = process.argv.includes('--quick');
 const rounds = Number(option('rounds') ?? (quick ? 1 : 3));
 const seconds = Number(option('seconds') ?? (quick ? 2 : 4));
 const only = option('cases')?.split(',');
+// --in-thread: track faces on the main thread (engine setting trackerThread: false), for comparison.
+const inThread = process.argv.includes('--in-thread');
 
 function median(v: number[]): number {
   const s = [...v].sort((a, b) => a - b);
@@ -123,7 +125,8 @@ async function main(): Promise<void> {
   console.log('# CPU lip-sync engine against a plain ffmpeg re-encode');
   console.log(
     `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load ${os.loadavg()[0].toFixed(2)}, ` +
-      `${seconds} s per clip, ${rounds} round(s), x264 ${DEFAULT_H264.preset} crf ${DEFAULT_H264.crf}`,
+      `${seconds} s per clip, ${rounds} round(s), x264 ${DEFAULT_H264.preset} crf ${DEFAULT_H264.crf}, ` +
+      `face tracking ${inThread ? 'on the main thread' : 'on a worker thread'}`,
   );
   const t0 = performance.now();
   await faceModels();
@@ -237,7 +240,7 @@ async function main(): Promise<void> {
               audioPath: audio,
               activeSpans: null,
               options: normaliseOptions(c.activeSpeaker ? { active_speaker: true } : {}, 'lipsync-2'),
-              settings: {},
+              settings: inThread ? { trackerThread: false } : {},
               signal: new AbortController().signal,
               scene,
             });

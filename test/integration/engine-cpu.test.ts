@@ -249,6 +249,37 @@ describe('CPU engine on a fixture face clip', { timeout: 600_000 }, () => {
     assert.ok(c.right > 0 && c.left === 0, `boxes: left ${c.left}, right ${c.right}`);
   });
 
+  it('tracks faces on a worker thread exactly as on the calling thread', async () => {
+    const decode = { inputArgs: ['-i', VIDEO] };
+    const run = (settings: Record<string, unknown>) =>
+      new CpuEngine().start({
+        frames: decodeFrames({ ...decode, width: SIZE, height: SIZE, maxFrames: 30 }),
+        width: SIZE,
+        height: SIZE,
+        fps: FPS,
+        frameCount: 30,
+        audioPath: speech,
+        activeSpans: null,
+        options: normaliseOptions({}, 'lipsync-2'),
+        settings,
+        signal: new AbortController().signal,
+      });
+    const collect = async (r: ReturnType<typeof run>) => {
+      const out: Buffer[] = [];
+      for await (const f of r.frames) out.push(Buffer.from(f));
+      return { out, report: r.report() };
+    };
+    const threaded = await collect(run({}));
+    const inline = await collect(run({ trackerThread: false }));
+    assert.equal(threaded.out.length, 30);
+    assert.equal(threaded.report.framesWithFace, 30);
+    assert.deepEqual(threaded.report, inline.report);
+    threaded.out.forEach((f, i) => assert.ok(f.equals(inline.out[i]), `frame ${i} differs`));
+    // A second job reuses the pooled worker and gets the same result again.
+    const again = await collect(run({}));
+    again.out.forEach((f, i) => assert.ok(f.equals(threaded.out[i]), `frame ${i} differs on reuse`));
+  });
+
   it('stops when the job is aborted', async () => {
     const ac = new AbortController();
     const run = new CpuEngine().start({

@@ -6,7 +6,8 @@
 //
 // Settings (engine registry): maxOpening (0.2..0.9, default 0.5: the widest opening as a fraction of
 // the mouth's width), searchEvery (frames between detector runs while no face is tracked, default 3),
-// detectSize (longest side given to the detector, default 512).
+// detectSize (longest side given to the detector, default 512), trackerThread (false: track faces on
+// the calling thread instead of a worker thread).
 import {
   wantsSpeakerScan,
   type EngineJob,
@@ -16,14 +17,15 @@ import {
 } from '../engine.js';
 import { analyseAudio } from './audio-features.js';
 import { mouthFromAudio, type MouthTrack } from './audio-mouth.js';
-import { faceModels } from './face-models.js';
-import { FaceTracker } from './face-tracker.js';
+import { faceModels, meshLayout } from './face-models.js';
+import type { FaceTrackerOptions } from './face-tracker.js';
 import { mouthDown } from './landmarks.js';
 import { LipRefiner } from './lip-refine.js';
 import { MouthRig, buildTopology, type MouthParams, type Pads } from './mouth-rig.js';
 import { MouthInterior, warpInPlace } from './mouth-warp.js';
 import { prefetch } from './prefetch.js';
 import { planSpeaker, type SpeakerReport } from './speaker-scan.js';
+import { trackInProcess, trackInWorker, type TrackerStats } from './tracker-thread.js';
 import { pearson } from './stats.js';
 
 /** Frames over which the re-drawn mouth fades in and out at the edges of active spans. */
@@ -89,27 +91,36 @@ export class CpuEngine implements LipsyncEngine {
     const loudness: number[] = [];
     const warnings: string[] = [];
     let mouth: MouthTrack | null = null;
-    let trackerStats: FaceTracker['stats'] | null = null;
+    let trackerStats: TrackerStats | null = null;
     let speaker: SpeakerReport | null = null;
     let done = false;
 
     async function* frames(): AsyncGenerator<Buffer> {
-      const models = await faceModels();
+      // The main thread needs the models only to track in-process or to find the speaker.
+      const inThread = job.settings.trackerThread === false;
+      const models = inThread || wantsSpeakerScan(job.options) ? await faceModels() : null;
+      const layout = meshLayout();
       const audio = await analyseAudio(job.audioPath, fps, job.frameCount);
       mouth = mouthFromAudio(audio, { temperature: job.options.temperature });
       if (!mouth.hasSpeech) warnings.push('the audio holds no speech: the mouth stays closed');
       const weights = spanWeights(job.activeSpans, fps, job.frameCount);
       // active_speaker: look at the whole video first and pick the face that speaks in each stretch.
-      const plan = wantsSpeakerScan(job.options) ? await planSpeaker(models, job) : null;
+      const plan = models && wantsSpeakerScan(job.options) ? await planSpeaker(models, job) : null;
       speaker = plan?.report ?? null;
-      const tracker = new FaceTracker(models, width, height, {
+      const trackerOptions: FaceTrackerOptions = {
         fps,
         activeSpeaker: job.options.activeSpeaker,
         speakerBoxes: plan?.boxes ?? null,
         searchEvery: num(job.settings, 'searchEvery', 1, 100),
         detectSize: num(job.settings, 'detectSize', 128, 4096),
-      });
-      trackerStats = tracker.stats;
+      };
+      const stats: TrackerStats = { detections: 0, multiFaceFrames: 0, lost: 0 };
+      trackerStats = stats;
+      const source = prefetch(job.frames, 2);
+      const tracked =
+        models && inThread
+          ? trackInProcess(models, source, width, height, trackerOptions, stats)
+          : trackInWorker(source, width, height, trackerOptions, stats);
       const pads = (job.options.pads ?? null) as Pads | null;
       let rig: MouthRig | null = null;
       const interior = new MouthInterior();
@@ -118,10 +129,9 @@ export class CpuEngine implements LipsyncEngine {
       // Source pixels of the re-drawn region (the frame itself is re-drawn in place).
       let scratch: Uint8Array | null = null;
 
-      for await (const frame of prefetch(job.frames, 2)) {
+      for await (const { frame, obs } of tracked) {
         if (job.signal.aborted) throw job.signal.reason ?? new Error('aborted');
         const t = framesTotal++;
-        const obs = await tracker.track(frame);
         if (!obs) {
           yield frame;
           continue;
@@ -131,7 +141,7 @@ export class CpuEngine implements LipsyncEngine {
         if (!rig) {
           // The region's top reaches `pads[0]` pixels higher (in the canonical face layout).
           const topUv = pads ? Math.min(0.05, (pads[0] / Math.max(1, obs.box[3])) * 0.93) : 0;
-          rig = new MouthRig(buildTopology(models.triangulation, models.uv, topUv), {
+          rig = new MouthRig(buildTopology(layout.triangulation, layout.uv, topUv), {
             fps,
             pads,
             maxOpening: num(job.settings, 'maxOpening', 0.2, 0.9),

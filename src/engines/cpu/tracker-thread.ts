@@ -1,0 +1,178 @@
+// Face tracking off the main thread: FaceMesh is the largest cost per frame (about 13 ms of WASM on
+// one core), and tracking only needs the previous frame's landmarks, so a worker thread tracks frames
+// ahead while the main thread re-draws the mouth of the frame before. Frames travel to the worker and
+// back by transfer (no copy when the frame owns its memory). Workers are pooled: the models load once
+// per worker, not once per job; an idle worker is closed after a minute.
+import { Worker } from 'node:worker_threads';
+import type { FaceModels } from './face-models.js';
+import { FaceTracker, type FaceObservation, type FaceTrackerOptions } from './face-tracker.js';
+
+export interface TrackedFrame {
+  frame: Buffer;
+  obs: FaceObservation | null;
+}
+
+export type TrackerStats = FaceTracker['stats'];
+
+/** Frames sent to the worker before the first result is awaited. */
+const IN_FLIGHT = 3;
+const IDLE_CLOSE_MS = 60_000;
+
+/** Tracking on the calling thread (the reference behaviour, and the fallback). */
+export async function* trackInProcess(
+  models: FaceModels,
+  frames: AsyncIterable<Buffer>,
+  width: number,
+  height: number,
+  opts: FaceTrackerOptions,
+  stats: TrackerStats,
+): AsyncGenerator<TrackedFrame> {
+  const tracker = new FaceTracker(models, width, height, opts);
+  try {
+    for await (const frame of frames) yield { frame, obs: await tracker.track(frame) };
+  } finally {
+    Object.assign(stats, tracker.stats);
+  }
+}
+
+type Reply =
+  | { type: 'ready' }
+  | { type: 'tracked'; seq: number; data: ArrayBuffer; obs: FaceObservation | null }
+  | { type: 'stats'; stats: TrackerStats }
+  | { type: 'error'; message: string };
+
+interface PooledWorker {
+  worker: Worker;
+  ready: Promise<void>;
+  idleTimer: NodeJS.Timeout | null;
+}
+
+const idle: PooledWorker[] = [];
+
+function spawnWorker(): PooledWorker {
+  // Under tsx (tests, benchmarks) this module is the .ts source and the worker needs tsx's loader
+  // too (a worker does not take it from --import); built, both are plain .js.
+  const source = import.meta.url.endsWith('.ts');
+  const url = new URL(`./tracker-worker${source ? '.ts' : '.js'}`, import.meta.url);
+  // A short script registers tsx in the worker, then imports the entry.
+  const worker = source
+    ? new Worker(
+        `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`,
+        { eval: true },
+      )
+    : new Worker(url);
+  const ready = new Promise<void>((resolve, reject) => {
+    const onMessage = (m: Reply) => {
+      if (m.type === 'ready') resolve();
+      else if (m.type === 'error') reject(new Error(`face tracker thread: ${m.message}`));
+      worker.off('message', onMessage);
+      worker.off('error', reject);
+    };
+    worker.on('message', onMessage);
+    worker.once('error', reject);
+  });
+  ready.catch(() => worker.terminate());
+  return { worker, ready, idleTimer: null };
+}
+
+function acquire(): PooledWorker {
+  const w = idle.pop() ?? spawnWorker();
+  if (w.idleTimer) clearTimeout(w.idleTimer);
+  w.idleTimer = null;
+  w.worker.ref();
+  return w;
+}
+
+function release(w: PooledWorker): void {
+  w.worker.unref();
+  w.idleTimer = setTimeout(() => {
+    const i = idle.indexOf(w);
+    if (i >= 0) idle.splice(i, 1);
+    void w.worker.terminate();
+  }, IDLE_CLOSE_MS);
+  w.idleTimer.unref();
+  idle.push(w);
+}
+
+/** The frame's bytes as an ArrayBuffer that can be transferred without detaching anyone else's data. */
+function transferable(frame: Buffer): ArrayBuffer {
+  const exclusive = frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength;
+  if (exclusive && frame.buffer instanceof ArrayBuffer) return frame.buffer;
+  const copy = new ArrayBuffer(frame.byteLength);
+  new Uint8Array(copy).set(frame);
+  return copy;
+}
+
+/**
+ * Tracks frames on a worker thread, up to IN_FLIGHT frames ahead of the consumer. Yields each frame
+ * (the same bytes, handed back by the worker) with its observation, in order.
+ */
+export async function* trackInWorker(
+  frames: AsyncIterable<Buffer>,
+  width: number,
+  height: number,
+  opts: FaceTrackerOptions,
+  stats: TrackerStats,
+): AsyncGenerator<TrackedFrame> {
+  const pooled = acquire();
+  const { worker } = pooled;
+  let healthy = false;
+  const pending = new Map<number, { resolve: (v: TrackedFrame) => void; reject: (e: Error) => void }>();
+  let statsWaiter: { resolve: (s: TrackerStats) => void; reject: (e: Error) => void } | null = null;
+  let failure: Error | null = null;
+  const fail = (err: Error) => {
+    failure ??= err;
+    for (const p of pending.values()) p.reject(err);
+    pending.clear();
+    statsWaiter?.reject(err);
+  };
+  const onMessage = (m: Reply) => {
+    if (m.type === 'tracked') {
+      const p = pending.get(m.seq);
+      pending.delete(m.seq);
+      p?.resolve({ frame: Buffer.from(m.data), obs: m.obs });
+    } else if (m.type === 'stats') {
+      statsWaiter?.resolve(m.stats);
+    } else if (m.type === 'error') {
+      fail(new Error(`face tracker thread: ${m.message}`));
+    }
+  };
+  const onError = (err: Error) => fail(err);
+  const onExit = (code: number) => fail(new Error(`face tracker thread exited (${code})`));
+  worker.on('message', onMessage);
+  worker.on('error', onError);
+  worker.on('exit', onExit);
+
+  try {
+    await pooled.ready;
+    worker.postMessage({ type: 'start', width, height, opts });
+    const queue: Promise<TrackedFrame>[] = [];
+    let seq = 0;
+    for await (const frame of frames) {
+      if (failure) throw failure;
+      const n = seq++;
+      const result = new Promise<TrackedFrame>((resolve, reject) => {
+        pending.set(n, { resolve, reject });
+      });
+      // Awaited in order below; a failure while it waits must not count as unhandled.
+      result.catch(() => undefined);
+      queue.push(result);
+      const data = transferable(frame);
+      worker.postMessage({ type: 'frame', seq: n, data }, [data]);
+      if (queue.length >= IN_FLIGHT) yield await (queue.shift() as Promise<TrackedFrame>);
+    }
+    while (queue.length > 0) yield await (queue.shift() as Promise<TrackedFrame>);
+    if (failure) throw failure;
+    const final = new Promise<TrackerStats>((resolve, reject) => (statsWaiter = { resolve, reject }));
+    worker.postMessage({ type: 'end' });
+    Object.assign(stats, await final);
+    healthy = !failure;
+  } finally {
+    worker.off('message', onMessage);
+    worker.off('error', onError);
+    worker.off('exit', onExit);
+    // A worker stopped mid-stream (abort, error) may still hold frames: it is not reused.
+    if (healthy) release(pooled);
+    else void worker.terminate();
+  }
+}

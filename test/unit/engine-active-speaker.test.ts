@@ -157,6 +157,20 @@ describe('chooseSpeakers', () => {
     assert.equal(chooseSpeakers(scan(track(0, 0, moving)), { fps: FPS, audioDb: flat }).usedAudio, false);
   });
 
+  it('with nothing to tell them apart (a still picture) picks the largest face', () => {
+    const n = 4 * FPS;
+    const still = new Float32Array(n).fill(0.02);
+    const small = track(0, 0, still);
+    const large = track(1, 300, still);
+    for (let t = 0; t < n; t++) large.boxes.set([300, 50, 160, 160], 4 * t);
+    const c = chooseSpeakers(scan(small, large), { fps: FPS, audioDb: null });
+    assert.ok(chosenX(c.boxes).every((x) => x === 300));
+    // The other way round too: it is the size, not the order.
+    for (let t = 0; t < n; t++) large.boxes.set([300, 50, 60, 60], 4 * t);
+    const d = chooseSpeakers(scan(small, large), { fps: FPS, audioDb: null });
+    assert.ok(chosenX(d.boxes).every((x) => x === 0));
+  });
+
   it('never chooses a face where it is absent; frames with no face get no choice', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 20, max: 200 }), (seed, gapStart) => {

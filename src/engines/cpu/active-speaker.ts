@@ -209,6 +209,8 @@ export interface ChooseOptions {
 }
 
 const MAX_LAG = 2;
+/** Score given for the face's size relative to the largest face (decides only when nothing else does). */
+const SIZE_TIE_BREAK = 0.02;
 
 /** Standard deviation of the finite values, and how many there were. */
 function spread(x: ArrayLike<number>, a: number, b: number): { sd: number; n: number } {
@@ -271,10 +273,19 @@ export function chooseSpeakers(scan: SpeakerScanResult, opts: ChooseOptions): Sp
     const m1 = Math.min(frames, a1 + Math.round(fps / 2));
     const motion = tracks.map((tr) => ({ ...movement(tr.opening, m0, m1), n: spread(tr.opening, w0, w1).n }));
     const most = Math.max(1e-6, ...motion.map((m) => (m.n >= 6 ? m.speed : 0)));
-    tracks.forEach((tr, k) => {
+    const sizes = tracks.map((tr) => {
+      let sum = 0;
       let present = 0;
-      for (let t = a0; t < a1; t++) if (!Number.isNaN(tr.boxes[4 * t])) present++;
-      if (present * 2 < a1 - a0) return;
+      for (let t = a0; t < a1; t++) {
+        if (Number.isNaN(tr.boxes[4 * t])) continue;
+        sum += Math.max(tr.boxes[4 * t + 2], tr.boxes[4 * t + 3]);
+        present++;
+      }
+      return { present, size: present ? sum / present : 0 };
+    });
+    const largest = Math.max(1e-6, ...sizes.map((z) => z.size));
+    tracks.forEach((tr, k) => {
+      if (sizes[k].present * 2 < a1 - a0) return;
       const m = motion[k];
       // Measured nowhere in the window: the face was alone, so it is the only candidate anyway.
       if (m.n < 6) {
@@ -287,6 +298,9 @@ export function chooseSpeakers(scan: SpeakerScanResult, opts: ChooseOptions): Sp
         const r = bestLagCorrelation(tr.opening.subarray(w0, w1), audioDb.subarray(w0, w1), MAX_LAG).r;
         if (Number.isFinite(r)) s += r;
       }
+      // With no other evidence (a still picture, nobody moving) the largest face wins, as without
+      // active_speaker; next to real evidence this is negligible.
+      s += SIZE_TIE_BREAK * (sizes[k].size / largest);
       row[k] = s;
     });
     score.push(row);

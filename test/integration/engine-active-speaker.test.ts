@@ -166,6 +166,14 @@ describe('active-speaker detection on a two-person dialogue', { timeout: 240_000
     });
     assert.equal(r.report.framesWithFace, FRAMES);
     assertTurns(t, r);
+    // No jump at the change: the re-drawn mouth fades out on the old face and in on the new one, so
+    // the two frames at the cut show both faces as they are (weights 0 there, 0.25 next to them).
+    const lastLeft = r.left.findLastIndex((v) => v > 0);
+    const firstRight = r.right.findIndex((v) => v > 0);
+    t.diagnostic(`last left frame ${lastLeft}, first right frame ${firstRight}`);
+    assert.equal(firstRight - lastLeft, 3, 'two untouched frames at the change');
+    assert.equal(r.left[lastLeft + 1] + r.right[lastLeft + 1], 0);
+    assert.equal(r.left[lastLeft + 2] + r.right[lastLeft + 2], 0);
   });
 
   it('without a soundtrack follows the mouth that moves', async (t) => {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
+  changeWeights,
   chooseSpeakers,
   type ScanTrack,
   type SpeakerScanResult,
@@ -107,6 +108,8 @@ describe('chooseSpeakers', () => {
     );
     const c = chooseSpeakers(scan(a, b), { fps: FPS, audioDb: audio });
     assert.equal(c.switches, 1);
+    assert.equal(c.changes.length, 1);
+    assert.ok(Math.abs(c.changes[0] - half) <= 4, `change at ${c.changes[0]}`);
     const x = chosenX(c.boxes);
     // The change lands on the frame where the turn is (block boundaries are refined).
     const wrong = x.filter((v, t) => v !== (t < half ? 0 : 300)).length;
@@ -208,6 +211,19 @@ describe('chooseSpeakers', () => {
       }),
       { numRuns: 25 },
     );
+  });
+});
+
+describe('changeWeights', () => {
+  it('fades the old face out and the new one in around each change of speaker', () => {
+    assert.equal(changeWeights([], 20), null);
+    const w = changeWeights([10], 20) as Float32Array;
+    assert.deepEqual(Array.from(w.subarray(4, 16)), [1, 1, 0.75, 0.5, 0.25, 0, 0, 0.25, 0.5, 0.75, 1, 1]);
+    // Changes close together and at the ends of the video stay within 0..1.
+    const v = changeWeights([1, 3, 19], 20) as Float32Array;
+    assert.ok(Array.from(v).every((x) => x >= 0 && x <= 1));
+    assert.equal(v[0], 0);
+    assert.equal(v[19], 0);
   });
 });
 

@@ -194,6 +194,8 @@ export interface SpeakerChoice {
   faces: number;
   /** Changes of the chosen face from one stretch to the next. */
   switches: number;
+  /** The frames where another face takes over (the first frame of the new face). */
+  changes: number[];
 }
 
 export interface ChooseOptions {
@@ -227,6 +229,27 @@ function spread(x: ArrayLike<number>, a: number, b: number): { sd: number; n: nu
   if (n < 2) return { sd: 0, n };
   const m = s / n;
   return { sd: Math.sqrt(Math.max(0, s2 / n - m * m)), n };
+}
+
+/** Frames over which the re-drawn mouth fades out on one face and in on the next at a change of speaker. */
+export const SPEAKER_RAMP_FRAMES = 4;
+
+/**
+ * Weight (0..1) of the re-drawn mouth per frame around changes of speaker: 0 on the last frame of the
+ * old face and the first of the new one, 1 from SPEAKER_RAMP_FRAMES away, so neither mouth jumps
+ * between the new speech and its own. Null when there is no change.
+ */
+export function changeWeights(changes: readonly number[], frames: number): Float32Array | null {
+  if (changes.length === 0) return null;
+  const w = new Float32Array(frames).fill(1);
+  for (const s of changes) {
+    for (let d = 0; d < SPEAKER_RAMP_FRAMES; d++) {
+      const v = d / SPEAKER_RAMP_FRAMES;
+      if (s - 1 - d >= 0) w[s - 1 - d] = Math.min(w[s - 1 - d], v);
+      if (s + d < frames) w[s + d] = Math.min(w[s + d], v);
+    }
+  }
+  return w;
 }
 
 /** Mean absolute change of the opening from one measured frame to the next, over [a, b). */
@@ -371,7 +394,14 @@ export function chooseSpeakers(scan: SpeakerScanResult, opts: ChooseOptions): Sp
     boxes[t] = box;
     chosenFrames.set(tr.id, (chosenFrames.get(tr.id) ?? 0) + 1);
   }
-  return { boxes, chosenFrames, usedAudio, faces: tracks.length, switches };
+  const changes: number[] = [];
+  let current = none;
+  for (let t = 0; t < frames; t++) {
+    if (who[t] === none) continue;
+    if (current !== none && who[t] !== current) changes.push(t);
+    current = who[t];
+  }
+  return { boxes, chosenFrames, usedAudio, faces: tracks.length, switches, changes };
 }
 
 /**

@@ -24,6 +24,7 @@ import { LipRefiner } from './lip-refine.js';
 import { MouthRig, buildTopology, type MouthParams, type Pads } from './mouth-rig.js';
 import { MouthInterior, warpInPlace } from './mouth-warp.js';
 import { prefetch } from './prefetch.js';
+import { changeWeights } from './active-speaker.js';
 import { planSpeaker, type SpeakerReport } from './speaker-scan.js';
 import { trackInProcess, trackInWorker, type TrackerStats } from './tracker-thread.js';
 import { pearson } from './stats.js';
@@ -107,6 +108,8 @@ export class CpuEngine implements LipsyncEngine {
       // active_speaker: look at the whole video first and pick the face that speaks in each stretch.
       const plan = models && wantsSpeakerScan(job.options) ? await planSpeaker(models, job) : null;
       speaker = plan?.report ?? null;
+      // At a change of speaker the old face's mouth fades back to its own and the new one's fades in.
+      const handover = plan ? changeWeights(plan.changes, job.frameCount) : null;
       const trackerOptions: FaceTrackerOptions = {
         fps,
         activeSpeaker: job.options.activeSpeaker,
@@ -152,7 +155,9 @@ export class CpuEngine implements LipsyncEngine {
           refiner.reset();
         }
         const points = refiner.refine(frame, width, height, obs.points, mouthDown(obs.points), obs.scale);
-        const weight = weights ? (t < weights.length ? weights[t] : 0) : 1;
+        const weight =
+          (weights ? (t < weights.length ? weights[t] : 0) : 1) *
+          (handover && t < handover.length ? handover[t] : 1);
         const params: MouthParams =
           mouth && t < mouth.open.length
             ? { open: mouth.open[t], width: mouth.width[t], round: mouth.round[t] }

@@ -20,6 +20,8 @@ export interface SpeakerReport {
 export interface SpeakerPlan {
   /** Per frame, the box of the face to animate; null when there is nobody to choose between. */
   boxes: (Box | undefined)[] | null;
+  /** Frames where another face takes over. */
+  changes: number[];
   report: SpeakerReport;
 }
 
@@ -65,6 +67,7 @@ export async function planSpeaker(models: FaceModels, job: EngineJob): Promise<S
   if (scan.multiFaceFrames === 0) {
     return {
       boxes: null,
+      changes: [],
       report: { method: 'single-face', faces: scan.tracks.length, multiFaceFrames: 0, switches: 0 },
     };
   }
@@ -75,6 +78,7 @@ export async function planSpeaker(models: FaceModels, job: EngineJob): Promise<S
   const choice = chooseSpeakers(scan, { fps: job.fps, audioDb: levels });
   return {
     boxes: choice.boxes,
+    changes: choice.changes,
     report: {
       method: choice.usedAudio ? 'audio-visual' : 'mouth-motion',
       faces: choice.faces,

@@ -195,7 +195,7 @@ export class CpuEngine implements LipsyncEngine {
           w.push(
             speaker.method === 'audio-visual'
               ? `several faces: the one whose mouth follows the video's own speech was animated (${speaker.switches} change(s) of speaker)`
-              : `several faces and no soundtrack in the video: the face whose mouth moves most was animated (${speaker.switches} change(s) of speaker)`,
+              : `several faces and no speech on the video's own soundtrack: the face whose mouth moves most (else the largest) was animated (${speaker.switches} change(s) of speaker)`,
           );
         } else if (trackerStats && trackerStats.multiFaceFrames > 0) {
           w.push(

@@ -19,7 +19,7 @@ import { DEFAULT_H264, aacArgs, h264Args } from '../src/media/encoding.js';
 import { runFfmpeg } from '../src/media/ffmpeg.js';
 import { decodeFrames, encodeFrames } from '../src/media/frames.js';
 import { makeTempDir, removeTempDir } from '../src/media/tempdir.js';
-import { SCENE_MAX_SIDE } from '../src/media/scene.js';
+import { sceneSize } from '../src/media/scene.js';
 import type { EngineScene } from '../src/engines/engine.js';
 import { fixture } from '../test/helpers/paths.js';
 
@@ -186,9 +186,7 @@ async function main(): Promise<void> {
         });
       // The scene active-speaker detection looks at (as src/media/scene.ts makes it): the frames
       // again, downscaled to at most 1024 px, and the first clip's own soundtrack.
-      const sceneScale = Math.max(1, Math.max(c.width, c.height) / SCENE_MAX_SIDE);
-      const sceneW = 2 * Math.round(c.width / sceneScale / 2);
-      const sceneH = 2 * Math.round(c.height / sceneScale / 2);
+      const { width: sceneW, height: sceneH } = sceneSize(c.width, c.height);
       const sourceAudio = join(dir, `${c.name}-source.wav`);
       const scene: EngineScene | undefined = c.activeSpeaker
         ? {

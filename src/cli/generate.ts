@@ -20,7 +20,6 @@ export interface GenerateArgs {
   out?: string;
   /** Seconds between progress polls. */
   pollSeconds: number;
-  json: boolean;
 }
 
 export class GenerateError extends Error {
@@ -33,20 +32,24 @@ export class GenerateError extends Error {
 }
 
 interface Api {
-  (method: string, path: string, body?: unknown): Promise<{ status: number; json: any; text: string }>;
+  (
+    method: string,
+    path: string,
+    body?: unknown,
+    extraHeaders?: Record<string, string>,
+  ): Promise<{ status: number; json: any; text: string }>;
 }
 
 function client(server: string, key: string): Api {
   const base = server.replace(/\/+$/, '');
-  return async (method, path, body) => {
-    const headers: Record<string, string> = { 'x-api-key': key };
+  return async (method, path, body, extraHeaders = {}) => {
+    const headers: Record<string, string> = { 'x-api-key': key, ...extraHeaders };
     let payload: FormData | string | undefined;
     if (body instanceof FormData) payload = body;
     else if (body !== undefined) {
       headers['content-type'] = 'application/json';
       payload = JSON.stringify(body);
     }
-    if (method === 'POST' && path === '/v2/generate') headers['idempotency-key'] = randomUUID();
     let res: Response;
     try {
       res = await fetch(`${base}${path}`, { method, headers, body: payload });
@@ -130,11 +133,17 @@ export async function generate(
     ? await input(api, 'image', args.image)
     : await input(api, 'video', args.video as string);
   const audio = await input(api, 'audio', args.audio);
-  const created = await api('POST', '/v2/generate', {
-    model: args.model,
-    input: [visual, audio],
-    ...(Object.keys(args.options).length ? { options: args.options } : {}),
-  });
+  const created = await api(
+    'POST',
+    '/v2/generate',
+    {
+      model: args.model,
+      input: [visual, audio],
+      ...(Object.keys(args.options).length ? { options: args.options } : {}),
+    },
+    // A network or proxy retry of this request cannot create a second generation.
+    { 'idempotency-key': randomUUID() },
+  );
   if (created.status !== 201 && created.status !== 200) throw apiError('creating the generation', created);
   const id = created.json.id as string;
 

@@ -203,7 +203,6 @@ export function buildProgram(): Command {
               options,
               out: opts.out,
               pollSeconds: opts.poll,
-              json,
             },
             json ? null : new ProgressBar(),
           );

@@ -10,6 +10,16 @@ import { runFfmpeg } from './ffmpeg.js';
 /** Longest side of the frames the scene gives (faces stay large enough for landmarks). */
 export const SCENE_MAX_SIDE = 1024;
 
+/** The size of scene frames for a picture of width x height: at most SCENE_MAX_SIDE, even sides. */
+export function sceneSize(width: number, height: number): { width: number; height: number } {
+  const k = Math.max(1, Math.max(width, height) / SCENE_MAX_SIDE);
+  // Even sizes: ffmpeg's scalers and the rgb pipe need no rounding surprises.
+  return {
+    width: Math.max(2, 2 * Math.round(width / k / 2)),
+    height: Math.max(2, 2 * Math.round(height / k / 2)),
+  };
+}
+
 export function conformedScene(
   prepared: PreparedConform,
   source: { path: string; hasAudio: boolean },
@@ -17,10 +27,7 @@ export function conformedScene(
   opts: { signal?: AbortSignal } = {},
 ): EngineScene {
   const { plan } = prepared;
-  const k = Math.max(1, Math.max(plan.width, plan.height) / SCENE_MAX_SIDE);
-  // Even sizes: ffmpeg's scalers and the rgb pipe need no rounding surprises.
-  const width = Math.max(2, 2 * Math.round(plan.width / k / 2));
-  const height = Math.max(2, 2 * Math.round(plan.height / k / 2));
+  const { width, height } = sceneSize(plan.width, plan.height);
   let audio: Promise<string | null> | null = null;
   return {
     width,

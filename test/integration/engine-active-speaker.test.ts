@@ -14,6 +14,7 @@ import { runFfmpeg } from '../../src/media/ffmpeg.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { conformedScene } from '../../src/media/scene.js';
 import { makeTempDir, removeTempDir } from '../../src/media/tempdir.js';
+import { meanDiff } from '../helpers/frames.js';
 import { fixture } from '../helpers/paths.js';
 
 const FPS = 25;
@@ -23,19 +24,6 @@ const WIDTH = 2 * SIDE;
 const FRAMES = 2 * TURN * FPS;
 /** Frames either side of the change of speaker where either choice is accepted. */
 const SLACK = 10;
-
-/** Mean absolute difference of two rgb24 frames over columns [x0, x1). */
-function meanDiff(a: Buffer, b: Buffer, x0: number, x1: number): number {
-  let s = 0;
-  let n = 0;
-  for (let y = 0; y < SIDE; y++) {
-    for (let i = (y * WIDTH + x0) * 3; i < (y * WIDTH + x1) * 3; i++) {
-      s += Math.abs(a[i] - b[i]);
-      n++;
-    }
-  }
-  return s / n;
-}
 
 describe('active-speaker detection on a two-person dialogue', { timeout: 240_000 }, () => {
   let dir: string;
@@ -119,8 +107,8 @@ describe('active-speaker detection on a two-person dialogue', { timeout: 240_000
     const reference = conformedFrames(prepared)[Symbol.asyncIterator]();
     for await (const frame of engine.frames) {
       const ref = (await reference.next()).value as Buffer;
-      left.push(meanDiff(frame, ref, 0, SIDE));
-      right.push(meanDiff(frame, ref, SIDE, WIDTH));
+      left.push(meanDiff(frame, ref, WIDTH, 0, SIDE));
+      right.push(meanDiff(frame, ref, WIDTH, SIDE, WIDTH));
     }
     await reference.return?.(undefined);
     return { left, right, report: engine.report() };

@@ -19,6 +19,7 @@ import { EngineRegistry } from '../../src/engines/registry.js';
 import { runFfmpeg } from '../../src/media/ffmpeg.js';
 import { decodeFrames, encodeFrames } from '../../src/media/frames.js';
 import { makeTempDir, removeTempDir } from '../../src/media/tempdir.js';
+import { meanDiff } from '../helpers/frames.js';
 import { fixture } from '../helpers/paths.js';
 
 const VIDEO = fixture('media/face_3.mp4');
@@ -108,20 +109,6 @@ async function inputFrames(decode: Decode, width: number, height: number, frames
   for await (const f of decodeFrames({ ...decode, width, height, maxFrames: frames }))
     all.push(Buffer.from(f));
   return all;
-}
-
-/** Mean absolute difference of two rgb24 frames over the columns [x0, x1). */
-function meanDiff(a: Buffer, b: Buffer, width: number, x0 = 0, x1 = width): number {
-  let s = 0;
-  let n = 0;
-  const rows = a.length / 3 / width;
-  for (let y = 0; y < rows; y++) {
-    for (let i = (y * width + x0) * 3; i < (y * width + x1) * 3; i++) {
-      s += Math.abs(a[i] - b[i]);
-      n++;
-    }
-  }
-  return s / n;
 }
 
 function quantile(values: number[], p: number): number {

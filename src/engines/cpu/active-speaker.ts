@@ -91,7 +91,7 @@ export class SpeakerScanner {
     const t = ++this.index;
     if (t >= this.frameCount) return;
     const img: RgbImage = { data: frame, width: this.width, height: this.height };
-    if (t % this.detectEvery === 0 || this.live.every((l) => !l.crop)) await this.detect(img, t);
+    if (t % this.detectEvery === 0) await this.detect(img, t);
 
     const active = this.live.filter((l) => l.crop);
     if (active.length >= 2) this.multiFaceFrames++;

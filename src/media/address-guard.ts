@@ -1,7 +1,8 @@
-// Pure IP address classification for the guarded URL fetcher: may the service open a connection to
-// this address on a user's behalf? Anything that is not plainly a public unicast address is refused:
-// loopback, private, link-local (cloud metadata), CGNAT, multicast, reserved, documentation ranges,
-// and the IPv6 forms that embed such an IPv4 address (mapped, NAT64, 6to4). No I/O here.
+// The address and port policy of the guarded outgoing HTTP client (http-client.ts): may the service
+// open a connection to this address and port on a user's behalf? Anything that is not plainly a
+// public unicast address is refused: loopback, private, link-local, CGNAT, multicast, reserved,
+// documentation ranges, and the IPv6 forms that embed such an IPv4 address (mapped, NAT64, 6to4).
+// Cloud metadata endpoints are refused even when the operator allows private addresses. No I/O here.
 
 export type AddressCategory =
   | 'public'
@@ -21,7 +22,8 @@ export type AddressCategory =
   | 'site_local'
   | 'nat64_local'
   | 'discard'
-  | 'protocol_assignment';
+  | 'protocol_assignment'
+  | 'metadata';
 
 export interface AddressVerdict {
   /** The address as classified (IPv4 dotted quad or IPv6 text without a zone). */
@@ -137,7 +139,25 @@ export function formatIpv6(groups: readonly number[]): string {
   return groups.map((g) => g.toString(16)).join(':');
 }
 
+/**
+ * Cloud instance metadata and platform endpoints (AWS EC2, ECS and EKS; Azure wireserver; Alibaba;
+ * Tencent; GCP uses 169.254.169.254). They hand out credentials, so they stay refused even when the
+ * operator allows private addresses. Kept as text in canonical form (formatIpv4 / formatIpv6).
+ */
+export const METADATA_ADDRESSES: readonly string[] = [
+  '169.254.169.254',
+  '169.254.170.2',
+  '169.254.170.23',
+  '169.254.0.23',
+  '168.63.129.16',
+  '100.100.100.200',
+  'fd00:ec2:0:0:0:0:0:254',
+  'fd00:ec2:0:0:0:0:0:23',
+];
+const METADATA = new Set(METADATA_ADDRESSES);
+
 function classifyV4(n: number, text: string): AddressVerdict {
+  if (METADATA.has(text)) return { address: text, allowed: false, category: 'metadata' };
   for (const [base, prefix, category] of V4_BLOCKED) {
     if (inV4(n, base, prefix)) return { address: text, allowed: false, category };
   }
@@ -166,6 +186,7 @@ function prefixMatch(g: readonly number[], want: readonly number[], bits: number
 function classifyV6(g: readonly number[]): AddressVerdict {
   const text = formatIpv6(g);
   const block = (category: AddressCategory): AddressVerdict => ({ address: text, allowed: false, category });
+  if (METADATA.has(text)) return block('metadata');
   const zeros5 = g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0;
   if (zeros5 && g[5] === 0 && g[6] === 0 && g[7] === 0) return block('unspecified');
   if (zeros5 && g[5] === 0 && g[6] === 0 && g[7] === 1) return block('loopback');
@@ -211,13 +232,33 @@ export function classifyAddress(text: string): AddressVerdict {
   return { address: t, allowed: false, category: 'invalid' };
 }
 
-/** A decision on one resolved address; the fetcher's default is {@link defaultAddressPolicy}. */
+/** A decision on one resolved address; the client's policy is {@link defaultAddressPolicy}. */
 export type AddressPolicy = (address: string) => AddressVerdict;
 
+/**
+ * The one address policy. allowPrivate (operator setting LIPSYNC_ALLOW_PRIVATE_URLS) lets every
+ * address through except text that is not an IP address and the cloud metadata endpoints.
+ */
 export function defaultAddressPolicy(allowPrivate: boolean): AddressPolicy {
   if (!allowPrivate) return classifyAddress;
   return (address) => {
     const v = classifyAddress(address);
-    return v.category === 'invalid' ? v : { ...v, allowed: true };
+    return v.category === 'invalid' || v.category === 'metadata' ? v : { ...v, allowed: true };
   };
+}
+
+/**
+ * Ports that are never connected to, whatever the address: the WHATWG Fetch standard's "bad ports"
+ * (mail, shells, IRC, X11, ...), which browsers refuse too, so that a URL cannot smuggle an HTTP
+ * request into another protocol's server. Port 0 is not a destination either.
+ */
+const REFUSED_PORTS = new Set([
+  0, 1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104,
+  109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515,
+  526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049,
+  3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
+
+export function isRefusedPort(port: number): boolean {
+  return !Number.isInteger(port) || port < 0 || port > 65535 || REFUSED_PORTS.has(port);
 }

@@ -1,7 +1,8 @@
 // The guarded fetcher against real local HTTP(S) servers. "good" listens on 127.0.0.1 and "evil" on
-// 127.0.0.2 at the same port. Tests that need a reachable server use an address policy under which
-// 127.0.0.1 counts as public while everything else keeps the real classification (127.0.0.2 stays
-// blocked as loopback), so redirects and DNS answers pointing at "evil" must be refused.
+// 127.0.0.2 at the same port. Tests that need a reachable server use the client's test hook
+// `treatAsPublic: ['127.0.0.1']`: that one address counts as public while everything else keeps the
+// real classification (127.0.0.2 stays blocked as loopback), so redirects and DNS answers pointing at
+// "evil" must be refused.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -12,7 +13,6 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { classifyAddress, type AddressPolicy } from '../../src/media/address-guard.js';
 import {
   fetchToFile,
   urlFetchAppError,
@@ -23,8 +23,7 @@ import {
 import { makeTempDir, removeTempDir } from '../../src/media/tempdir.js';
 
 const BODY = randomBytes(100_000);
-const testPolicy: AddressPolicy = (a) =>
-  a === '127.0.0.1' ? { address: a, allowed: true, category: 'public' } : classifyAddress(a);
+const testPolicy = ['127.0.0.1'];
 const exists = (p: string) =>
   access(p).then(
     () => true,
@@ -133,27 +132,27 @@ describe('fetchToFile', () => {
 
   it('follows redirects and checks every hop', async () => {
     const out = dest();
-    const r = await fetchToFile(`${base}/relative`, out, opts({ addressPolicy: testPolicy }));
+    const r = await fetchToFile(`${base}/relative`, out, opts({ treatAsPublic: testPolicy }));
     assert.equal(r.redirects, 1);
     assert.equal(r.finalUrl, `${base}/file`);
     assert.deepEqual(await readFile(out), BODY);
 
     const evilBefore = hits.evil;
     await assert.rejects(
-      fetchToFile(`${base}/to-evil`, dest(), opts({ addressPolicy: testPolicy })),
+      fetchToFile(`${base}/to-evil`, dest(), opts({ treatAsPublic: testPolicy })),
       failsWith('blocked_address'),
     );
     await assert.rejects(
-      fetchToFile(`${base}/to-metadata`, dest(), opts({ addressPolicy: testPolicy })),
+      fetchToFile(`${base}/to-metadata`, dest(), opts({ treatAsPublic: testPolicy })),
       failsWith('blocked_address'),
     );
     assert.equal(hits.evil, evilBefore, 'the redirect target was never contacted');
     await assert.rejects(
-      fetchToFile(`${base}/to-ftp`, dest(), opts({ addressPolicy: testPolicy })),
-      failsWith('invalid_url'),
+      fetchToFile(`${base}/to-ftp`, dest(), opts({ treatAsPublic: testPolicy })),
+      failsWith('scheme'),
     );
     await assert.rejects(
-      fetchToFile(`${base}/loop`, dest(), opts({ addressPolicy: testPolicy, maxRedirects: 3 })),
+      fetchToFile(`${base}/loop`, dest(), opts({ treatAsPublic: testPolicy, maxRedirects: 3 })),
       failsWith('too_many_redirects'),
     );
   });
@@ -184,7 +183,7 @@ describe('fetchToFile', () => {
     await fetchToFile(
       `http://media.test:${p}/file`,
       out,
-      opts({ addressPolicy: testPolicy, resolve: dns.resolve }),
+      opts({ treatAsPublic: testPolicy, resolve: dns.resolve }),
     );
     assert.deepEqual(await readFile(out), BODY);
     assert.equal(dns.calls, 1, 'resolved once, by the guard; the HTTP client did not look up again');
@@ -196,7 +195,7 @@ describe('fetchToFile', () => {
       fetchToFile(
         `http://media.test:${p}/relative`,
         dest(),
-        opts({ addressPolicy: testPolicy, resolve: dns2.resolve }),
+        opts({ treatAsPublic: testPolicy, resolve: dns2.resolve }),
       ),
       failsWith('blocked_address'),
     );
@@ -210,7 +209,7 @@ describe('fetchToFile', () => {
       { address: '10.1.2.3', family: 4 },
     ];
     await assert.rejects(
-      fetchToFile(`http://media.test:${p}/file`, dest(), opts({ addressPolicy: testPolicy, resolve: mixed })),
+      fetchToFile(`http://media.test:${p}/file`, dest(), opts({ treatAsPublic: testPolicy, resolve: mixed })),
       failsWith('blocked_address'),
     );
     const none = async (): Promise<ResolvedAddress[]> => {
@@ -218,12 +217,12 @@ describe('fetchToFile', () => {
     };
     await assert.rejects(
       fetchToFile(`http://nowhere.test/x`, dest(), opts({ resolve: none })),
-      failsWith('network'),
+      failsWith('unresolvable'),
     );
   });
 
   it('stops at maxBytes, declared or streamed, and removes the partial file', async () => {
-    const o = opts({ addressPolicy: testPolicy, maxBytes: 50_000 });
+    const o = opts({ treatAsPublic: testPolicy, maxBytes: 50_000 });
     let out = dest();
     await assert.rejects(fetchToFile(`${base}/declared-big`, out, o), failsWith('too_large'));
     assert.equal(await exists(out), false);
@@ -234,7 +233,7 @@ describe('fetchToFile', () => {
     const r = await fetchToFile(
       `${base}/chunked`,
       out,
-      opts({ addressPolicy: testPolicy, maxBytes: 200_000 }),
+      opts({ treatAsPublic: testPolicy, maxBytes: 200_000 }),
     );
     assert.equal(r.bytes, 200_000);
   });
@@ -244,7 +243,7 @@ describe('fetchToFile', () => {
       const out = dest();
       const t = Date.now();
       await assert.rejects(
-        fetchToFile(`${base}${path}`, out, opts({ addressPolicy: testPolicy, timeoutMs: 400 })),
+        fetchToFile(`${base}${path}`, out, opts({ treatAsPublic: testPolicy, timeoutMs: 400 })),
         failsWith('timeout'),
       );
       assert.ok(Date.now() - t < 2000);
@@ -255,29 +254,27 @@ describe('fetchToFile', () => {
   it('refuses non-2xx answers, other schemes and bad URLs; honours abort', async () => {
     const out = dest();
     await assert.rejects(
-      fetchToFile(`${base}/missing`, out, opts({ addressPolicy: testPolicy })),
+      fetchToFile(`${base}/missing`, out, opts({ treatAsPublic: testPolicy })),
       failsWith('http_status', 404),
     );
     assert.equal(await exists(out), false);
-    for (const url of [
-      'ftp://example.com/a.mp4',
-      'file:///etc/passwd',
-      'not a url',
-      'data:video/mp4;base64,AAAA',
-    ]) {
+    for (const url of ['ftp://example.com/a.mp4', 'file:///etc/passwd', 'data:video/mp4;base64,AAAA']) {
+      await assert.rejects(fetchToFile(url, dest(), opts()), failsWith('scheme'), url);
+    }
+    for (const url of ['not a url', 'http://']) {
       await assert.rejects(fetchToFile(url, dest(), opts()), failsWith('invalid_url'), url);
     }
     const ctl = new AbortController();
     setTimeout(() => ctl.abort(), 100);
     await assert.rejects(
-      fetchToFile(`${base}/hang`, dest(), opts({ addressPolicy: testPolicy, signal: ctl.signal })),
+      fetchToFile(`${base}/hang`, dest(), opts({ treatAsPublic: testPolicy, signal: ctl.signal })),
       failsWith('aborted'),
     );
   });
 
   it('maps to the catalogue error for inaccessible inputs', () => {
     const e = urlFetchAppError(
-      new UrlFetchError('http_status', 'the server answered HTTP 404', 404),
+      new UrlFetchError('http_status', 'the server answered HTTP 404', { status: 404 }),
       'input[0].url',
     );
     assert.equal(e.code, 'generation_input_video_inaccessible');
@@ -315,7 +312,7 @@ describe('fetchToFile', () => {
     await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
     const sp = (server.address() as AddressInfo).port;
     const resolve = async (): Promise<ResolvedAddress[]> => [{ address: '127.0.0.1', family: 4 }];
-    const o = opts({ addressPolicy: testPolicy, resolve, extraCa: [await readFile(cert, 'utf8')] });
+    const o = opts({ treatAsPublic: testPolicy, resolve, extraCa: [await readFile(cert, 'utf8')] });
     try {
       const out = dest();
       await fetchToFile(`https://media.test:${sp}/x`, out, o);

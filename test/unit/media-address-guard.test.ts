@@ -6,6 +6,8 @@ import {
   classifyAddress,
   defaultAddressPolicy,
   formatIpv4,
+  isRefusedPort,
+  METADATA_ADDRESSES,
   parseIpv4,
   parseIpv6,
 } from '../../src/media/address-guard.js';
@@ -31,6 +33,7 @@ const ORACLE_V4 = [
   '203.0.113.0/24',
   '224.0.0.0/4',
   '240.0.0.0/4',
+  '168.63.129.16/32', // Azure wireserver (the one metadata endpoint outside the ranges above)
 ];
 const oracle = new BlockList();
 for (const cidr of ORACLE_V4) {
@@ -87,7 +90,9 @@ describe('address guard: IPv4', () => {
 
   it('names the well-known dangerous addresses', () => {
     const cases: [string, string][] = [
-      ['169.254.169.254', 'link_local'],
+      ['169.254.169.254', 'metadata'],
+      ['169.254.169.253', 'link_local'],
+      ['168.63.129.16', 'metadata'],
       ['127.0.0.1', 'loopback'],
       ['0.0.0.0', 'this_network'],
       ['255.255.255.255', 'broadcast'],
@@ -215,7 +220,8 @@ describe('address guard: IPv6', () => {
       { numRuns: 3000 },
     );
     assert.equal(classifyAddress('::ffff:127.0.0.1').category, 'loopback');
-    assert.equal(classifyAddress('::ffff:169.254.169.254').category, 'link_local');
+    assert.equal(classifyAddress('::ffff:169.254.169.254').category, 'metadata');
+    assert.equal(classifyAddress('64:ff9b::a9fe:a9fe').category, 'metadata');
     assert.equal(classifyAddress('64:ff9b::10.0.0.1').category, 'private');
     assert.equal(classifyAddress('::ffff:8.8.8.8').embeddedIpv4, '8.8.8.8');
   });
@@ -264,10 +270,78 @@ describe('address guard: policy', () => {
     }
   });
 
-  it('allowPrivate lets private addresses through, not garbage', () => {
+  it('allowPrivate lets private addresses through, not garbage and not cloud metadata', () => {
     const open = defaultAddressPolicy(true);
-    for (const ip of ['10.1.2.3', '127.0.0.1', '::1', '169.254.169.254'])
+    for (const ip of ['10.1.2.3', '127.0.0.1', '::1', '169.254.1.1', 'fd00::1'])
       assert.equal(open(ip).allowed, true, ip);
     assert.equal(defaultAddressPolicy(false)('10.1.2.3').allowed, false);
+    for (const ip of [
+      ...METADATA_ADDRESSES,
+      '::ffff:169.254.169.254',
+      'fd00:ec2::254',
+      '64:ff9b::a9fe:a9fe',
+    ]) {
+      assert.deepEqual([ip, open(ip).allowed, open(ip).category], [ip, false, 'metadata']);
+    }
+  });
+
+  // The table of the issue: one policy for every outgoing request (media fetches, webhooks).
+  const TABLE: [address: string, allowed: boolean, category: string, allowedWithPrivate: boolean][] = [
+    ['127.0.0.1', false, 'loopback', true],
+    ['127.255.255.254', false, 'loopback', true],
+    ['::1', false, 'loopback', true],
+    ['::ffff:127.0.0.1', false, 'loopback', true],
+    ['::ffff:7f00:1', false, 'loopback', true],
+    ['10.0.0.1', false, 'private', true],
+    ['10.255.255.255', false, 'private', true],
+    ['172.16.0.1', false, 'private', true],
+    ['172.31.255.255', false, 'private', true],
+    ['192.168.0.1', false, 'private', true],
+    ['192.168.255.255', false, 'private', true],
+    ['169.254.169.254', false, 'metadata', false],
+    ['169.254.0.1', false, 'link_local', true],
+    ['fc00::1', false, 'unique_local', true],
+    ['fd12:3456::1', false, 'unique_local', true],
+    ['fd00:ec2::254', false, 'metadata', false],
+    ['fe80::1', false, 'link_local', true],
+    ['febf:ffff::1', false, 'link_local', true],
+    ['100.64.0.1', false, 'cgnat', true],
+    ['100.127.255.255', false, 'cgnat', true],
+    ['100.100.100.200', false, 'metadata', false],
+    ['0.0.0.0', false, 'this_network', true],
+    ['0.1.2.3', false, 'this_network', true],
+    ['::', false, 'unspecified', true],
+    ['64:ff9b::7f00:1', false, 'loopback', true],
+    ['64:ff9b::127.0.0.1', false, 'loopback', true],
+    ['64:ff9b::a00:1', false, 'private', true],
+    ['::ffff:10.0.0.1', false, 'private', true],
+    ['2002:7f00:1::', false, 'loopback', true],
+    ['not-an-ip', false, 'invalid', false],
+    ['8.8.8.8', true, 'public', true],
+    ['1.1.1.1', true, 'public', true],
+    ['93.184.215.14', true, 'public', true],
+    ['172.32.0.1', true, 'public', true],
+    ['100.128.0.1', true, 'public', true],
+    ['::ffff:8.8.8.8', true, 'public', true],
+    ['64:ff9b::808:808', true, 'public', true],
+    ['2606:4700:4700::1111', true, 'public', true],
+    ['2a00:1450:4001:80b::200e', true, 'public', true],
+  ];
+  for (const [ip, allowed, category, allowedWithPrivate] of TABLE) {
+    it(`${ip}: ${allowed ? 'allowed' : `refused (${category})`}`, () => {
+      const v = defaultAddressPolicy(false)(ip);
+      assert.equal(v.allowed, allowed);
+      assert.equal(v.category, category);
+      assert.equal(defaultAddressPolicy(true)(ip).allowed, allowedWithPrivate);
+    });
+  }
+});
+
+describe('address guard: ports', () => {
+  it('refuses port 0, out-of-range ports and the Fetch standard bad ports; allows the usual ones', () => {
+    for (const port of [0, -1, 65536, 1.5, 21, 22, 23, 25, 110, 143, 465, 587, 993, 6000, 6667, 10080])
+      assert.equal(isRefusedPort(port), true, String(port));
+    for (const port of [80, 443, 8000, 8080, 8443, 3000, 9000, 32768, 65535])
+      assert.equal(isRefusedPort(port), false, String(port));
   });
 });

@@ -1,6 +1,6 @@
 // Environment -> validated, frozen Config. Read once at start; a bad value stops the start with a
 // message naming every bad variable. No other module reads process.env.
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -31,8 +31,14 @@ export interface Config {
   readonly jobLeaseMs: number;
   /** Claims of one generation before the watchdog fails it (worker lost). */
   readonly jobMaxAttempts: number;
-  /** Past this, a PENDING/PROCESSING generation becomes TIMED_OUT. */
+  /** Longest run of one job attempt (counted from the start of the run); then TIMED_OUT. */
   readonly jobTimeoutMs: number;
+  /** Job kinds this process's workers serve (LIPSYNC_WORKER_KINDS); null = every registered kind. */
+  readonly workerKinds: readonly string[] | null;
+  /** Longest sleep of an idle worker between claims when no wake-up arrives. */
+  readonly workerIdlePollMs: number;
+  /** Scratch space of this process (jobs, uploads in flight, fetches): <data dir>/tmp. */
+  readonly tempDir: string;
   /** Per-model prices file (JSON, see docs/pricing.md); null = built-in table. */
   readonly pricingFile: string | null;
   readonly fetchMaxBytes: number;
@@ -46,6 +52,14 @@ export interface Config {
   readonly trustProxy: boolean;
   /** Engine of every model the engines file does not map (LIPSYNC_DEFAULT_ENGINE). */
   readonly defaultEngine: EngineName;
+  /** Time to receive a whole request, headers and body (not to answer it); then 408 and close. */
+  readonly requestTimeoutMs: number;
+  /** Time to receive the request headers; at most requestTimeoutMs. */
+  readonly headersTimeoutMs: number;
+  /** A socket with no traffic either way for this long is closed; 0 = never. */
+  readonly connectionTimeoutMs: number;
+  /** How long an idle keep-alive connection waits for its next request. */
+  readonly keepAliveTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -56,6 +70,44 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** Seconds a long-poll (GET /v2/generate/:id?wait=true) may hold an idle connection: the spec's maximum. */
+const LONG_POLL_MAX_SECONDS = 10;
+
+type IntReader = (name: string, def: number, min: number, max: number) => number;
+
+/** The HTTP server's timeouts (docs/security.md), checked against each other. */
+function httpTimeouts(
+  int: IntReader,
+  problems: string[],
+  fetchTimeoutMs: number,
+): Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs' | 'connectionTimeoutMs' | 'keepAliveTimeoutMs'> {
+  const request = int('LIPSYNC_REQUEST_TIMEOUT_SECONDS', 600, 1, 24 * 3600);
+  const headers = int('LIPSYNC_HEADERS_TIMEOUT_SECONDS', 30, 1, 3600);
+  const connection = int('LIPSYNC_CONNECTION_TIMEOUT_SECONDS', 600, 0, 24 * 3600);
+  const keepAlive = int('LIPSYNC_KEEP_ALIVE_TIMEOUT_SECONDS', 72, 1, 3600);
+  if (headers > request) {
+    problems.push(
+      `LIPSYNC_HEADERS_TIMEOUT_SECONDS (${headers}) must not exceed LIPSYNC_REQUEST_TIMEOUT_SECONDS (${request})`,
+    );
+  }
+  if (connection !== 0 && connection <= LONG_POLL_MAX_SECONDS) {
+    problems.push(
+      `LIPSYNC_CONNECTION_TIMEOUT_SECONDS must be 0 (off) or more than ${LONG_POLL_MAX_SECONDS}: a long-poll holds an idle connection that long`,
+    );
+  }
+  if (connection !== 0 && connection * 1000 <= fetchTimeoutMs) {
+    problems.push(
+      `LIPSYNC_CONNECTION_TIMEOUT_SECONDS (${connection}) must be more than LIPSYNC_FETCH_TIMEOUT_SECONDS (${fetchTimeoutMs / 1000}): a generation request waits for its media URLs to download`,
+    );
+  }
+  return {
+    requestTimeoutMs: request * 1000,
+    headersTimeoutMs: headers * 1000,
+    connectionTimeoutMs: connection * 1000,
+    keepAliveTimeoutMs: keepAlive * 1000,
+  };
+}
 
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const problems: string[] = [];
@@ -92,6 +144,15 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     }
   };
 
+  const list = (name: string): string[] | null => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return null;
+    const items = raw.split(',').map((k) => k.trim()).filter(Boolean);
+    const bad = items.filter((k) => !/^[a-z][a-z0-9_-]{0,63}$/.test(k));
+    if (bad.length) problems.push(`${name}=${JSON.stringify(raw)} must be a comma-separated list of job kinds`);
+    return items;
+  };
+
   const port = int('PORT', 8080, 0, 65535);
   const host = env.HOST && env.HOST !== '' ? env.HOST : '0.0.0.0';
   const dataDir = resolve(
@@ -118,6 +179,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if ((ENGINE_NAMES as readonly string[]).includes(engineRaw)) defaultEngine = engineRaw as EngineName;
   else
     problems.push(`LIPSYNC_DEFAULT_ENGINE=${JSON.stringify(engineRaw)} must be ${ENGINE_NAMES.join(' or ')}`);
+
+  const fetchTimeoutMs = int('LIPSYNC_FETCH_TIMEOUT_SECONDS', 300, 1, 3600) * 1000;
 
   const signingSecret =
     env.LIPSYNC_SIGNING_SECRET && env.LIPSYNC_SIGNING_SECRET !== '' ? env.LIPSYNC_SIGNING_SECRET : null;
@@ -146,15 +209,19 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     jobLeaseMs: int('LIPSYNC_JOB_LEASE_SECONDS', 30, 2, 3600) * 1000,
     jobMaxAttempts: int('LIPSYNC_JOB_MAX_ATTEMPTS', 3, 1, 20),
     jobTimeoutMs: int('LIPSYNC_JOB_TIMEOUT_SECONDS', 3600, 10, 7 * 24 * 3600) * 1000,
+    workerKinds: list('LIPSYNC_WORKER_KINDS'),
+    workerIdlePollMs: int('LIPSYNC_WORKER_IDLE_POLL_MS', databaseUrl ? 5000 : 1000, 50, 60_000),
+    tempDir: join(dataDir, 'tmp'),
     pricingFile:
       env.LIPSYNC_PRICING_FILE && env.LIPSYNC_PRICING_FILE !== '' ? resolve(env.LIPSYNC_PRICING_FILE) : null,
     fetchMaxBytes: int('LIPSYNC_FETCH_MAX_BYTES', 5 * 1024 ** 3, 1, 5 * 1024 ** 3),
-    fetchTimeoutMs: int('LIPSYNC_FETCH_TIMEOUT_SECONDS', 300, 1, 3600) * 1000,
+    fetchTimeoutMs,
     webhookRetryWindowMs: int('LIPSYNC_WEBHOOK_RETRY_HOURS', 24, 1, 168) * 3600 * 1000,
     enginesFile:
       env.LIPSYNC_ENGINES_FILE && env.LIPSYNC_ENGINES_FILE !== '' ? resolve(env.LIPSYNC_ENGINES_FILE) : null,
     defaultEngine,
     webhookTimeoutMs: int('LIPSYNC_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
+    ...httpTimeouts(int, problems, fetchTimeoutMs),
     ...overrides,
   };
 

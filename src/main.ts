@@ -5,7 +5,6 @@ import { createServices, type Services } from './services/container.js';
 import { buildApp, type App } from './http/app.js';
 import { bootstrapFirstOrganization } from './services/bootstrap.js';
 import { startBackground, type Background } from './jobs/runtime.js';
-import { createJobRunner } from './pipeline/run-generation.js';
 
 export interface Running {
   services: Services;
@@ -24,7 +23,7 @@ export async function start(
   let url: string | null = null;
   let background: Background | null = null;
   if (config.role === 'worker' || config.role === 'all') {
-    background = startBackground(services, createJobRunner(services));
+    background = startBackground(services);
     logger.info({ owner: background.pool.owner, concurrency: config.workerConcurrency }, 'worker started');
   }
 
@@ -57,8 +56,9 @@ export async function start(
   const stop = async (): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    if (app) await app.close();
-    if (background) await background.stop();
+    // Running jobs are handed back at once (another worker takes them without losing an attempt),
+    // while the API finishes the requests in flight.
+    await Promise.all([app?.close(), background?.stop()]);
     await services.close();
   };
   return { services, app, url, stop };

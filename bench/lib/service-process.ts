@@ -84,14 +84,8 @@ function generationRow(status: 'PENDING' | 'COMPLETED'): GenerationRecord {
     error: null,
     errorCode: null,
     quality: done ? { engine: 'passthrough', framesTotal: 151, width: 700, height: 700, fps: 30 } : null,
-    attempts: done ? 1 : 0,
-    maxAttempts: config.jobMaxAttempts,
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    cancelRequested: false,
     startedAt: done ? now : null,
     finishedAt: done ? now : null,
-    deadlineAt: new Date(Date.now() + config.jobTimeoutMs).toISOString(),
     createdAt: now,
     updatedAt: now,
     deletedAt: null,
@@ -101,7 +95,19 @@ function generationRow(status: 'PENDING' | 'COMPLETED'): GenerationRecord {
 async function seed(count: number, status: 'PENDING' | 'COMPLETED'): Promise<string[]> {
   const rows = Array.from({ length: count }, () => generationRow(status));
   await services.db.kysely.transaction().execute(async (trx) => {
-    for (const g of rows) await services.store.generations.insert(g, trx);
+    for (const g of rows) {
+      await services.store.generations.insert(g, trx);
+      if (status === 'PENDING')
+        await services.queue.enqueue(trx, {
+          kind: 'generation',
+          subjectId: g.id,
+          organizationId: g.organizationId,
+          payload: { generationId: g.id },
+          payloadVersion: 1,
+          maxAttempts: config.jobMaxAttempts,
+          timeoutMs: config.jobTimeoutMs,
+        });
+    }
   });
   return rows.map((g) => g.id);
 }
@@ -115,18 +121,23 @@ async function finish(ids: string[], concurrency: number, gapMs: number): Promis
       const i = next++;
       const id = ids[i];
       const calledAt = wallNow();
-      const g = await services.finisher.finish(
-        id,
-        { statuses: ['PENDING', 'PROCESSING'] },
-        {
-          status: 'COMPLETED',
-          outputKey: `outputs/${organizationId ?? 'bench'}/${id}.mp4`,
-          watermarkedKey: null,
-          outputDuration: 5.02,
-          fps: 30,
-          quality: { engine: 'passthrough', framesTotal: 151 },
-        },
-      );
+      const job = await services.store.jobs.findBySubject('generation', id);
+      const g =
+        job &&
+        (await services.queue.settle(
+          job,
+          { statuses: ['queued', 'running'] },
+          {
+            status: 'completed',
+            result: {
+              outputKey: `outputs/${organizationId ?? 'bench'}/${id}.mp4`,
+              watermarkedKey: null,
+              outputDuration: 5.02,
+              fps: 30,
+              quality: { engine: 'passthrough', framesTotal: 151 },
+            },
+          },
+        ));
       out[i] = { id, ok: g !== null, calledAt, returnedAt: wallNow() };
       if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
     }

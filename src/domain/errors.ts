@@ -141,6 +141,12 @@ export const ERRORS = {
     'The output duration exceeds what your plan allows.',
     'Use shorter inputs or segments, or upgrade the plan.',
   ),
+  generation_plan_work_exceeded: entry(
+    'generation_plan_work_exceeded',
+    422,
+    'The output asks for more processing than your plan allows (frame size, or pixels x frame rate x duration).',
+    'Ask for a smaller output_resolution, a lower fps or a shorter output, or upgrade the plan.',
+  ),
   concurrency_limit_reached: entry(
     'concurrency_limit_reached',
     429,
@@ -355,6 +361,24 @@ export const ERRORS = {
     'The organization is a draft and cannot use the API yet.',
     'Ask the operator to finish the organization set-up (lipsync org update ID --no-draft).',
   ),
+  asset_in_use: entry(
+    'asset_in_use',
+    409,
+    'The asset is used by a generation that is still pending or processing.',
+    'Wait until the generations that use the asset have finished (or cancel them), then delete it again.',
+  ),
+  request_timeout: entry(
+    'request_timeout',
+    408,
+    'The request was not received in time.',
+    'Send the whole request (headers and body) without long pauses; upload large files from a faster connection or raise LIPSYNC_REQUEST_TIMEOUT_SECONDS.',
+  ),
+  request_headers_too_large: entry(
+    'request_headers_too_large',
+    431,
+    'The request headers are too large.',
+    'Send fewer or shorter headers.',
+  ),
   range_not_satisfiable: entry(
     'range_not_satisfiable',
     416,
@@ -374,6 +398,8 @@ export interface AppErrorExtras {
   retryAfter?: number;
   headers?: Record<string, string>;
   details?: Record<string, unknown>;
+  /** What went wrong underneath, for the log only (never sent to the client). */
+  cause?: unknown;
 }
 
 /** A client-visible error; `code` selects its catalogue entry, extras may refine status or message. */
@@ -385,7 +411,7 @@ export class AppError extends Error {
 
   constructor(code: ErrorCode, extras: AppErrorExtras = {}) {
     const base: CatalogEntry = ERRORS[code];
-    super(extras.message ?? base.message);
+    super(extras.message ?? base.message, extras.cause === undefined ? undefined : { cause: extras.cause });
     this.name = 'AppError';
     this.code = code;
     this.status = extras.status ?? base.status;

@@ -6,6 +6,12 @@ export const IDEMPOTENCY_KEY_RE = /^[A-Za-z0-9._~-]{1,128}$/;
 export const IDEMPOTENCY_RETENTION_MS = 7 * 24 * 3600 * 1000;
 /** A claim still 'pending' after this long belongs to a request that died mid-way. */
 export const IDEMPOTENCY_STALE_MS = 60_000;
+/**
+ * A dead request's claim expires after this long: a request with the same key then starts afresh
+ * (unless the resource turned out to exist, which is replayed). Before that, an uncertain claim
+ * answers IDEMPOTENCY_OUTCOME_UNKNOWN.
+ */
+export const IDEMPOTENCY_PENDING_EXPIRY_MS = 10 * 60_000;
 
 /** The header value, or null when absent; 400 when repeated or malformed. */
 export function parseIdempotencyKey(header: string | string[] | undefined): string | null {
@@ -58,6 +64,7 @@ export type ReplayDecision =
   | { kind: 'conflict' }
   | { kind: 'in_progress' }
   | { kind: 'outcome_unknown'; resourceId: string | null }
+  | { kind: 'expired'; resourceId: string | null }
   | { kind: 'replay'; resourceId: string };
 
 /** What to answer when a key is already bound. */
@@ -69,6 +76,9 @@ export function decideReplay(
   if (existing.fingerprint !== incomingFingerprint) return { kind: 'conflict' };
   if (existing.state === 'done' && existing.resourceId)
     return { kind: 'replay', resourceId: existing.resourceId };
-  if (nowMs - Date.parse(existing.createdAt) < IDEMPOTENCY_STALE_MS) return { kind: 'in_progress' };
-  return { kind: 'outcome_unknown', resourceId: existing.resourceId };
+  const age = nowMs - Date.parse(existing.createdAt);
+  if (age < IDEMPOTENCY_STALE_MS) return { kind: 'in_progress' };
+  if (age < IDEMPOTENCY_PENDING_EXPIRY_MS)
+    return { kind: 'outcome_unknown', resourceId: existing.resourceId };
+  return { kind: 'expired', resourceId: existing.resourceId };
 }

@@ -1,38 +1,56 @@
-// Wakes long-poll waiters the moment a generation changes state. One listener set per process (no
-// polling loop per waiter): PostgreSQL LISTEN/NOTIFY reaches every API instance; on SQLite a single
-// shared watcher notices changes written by other processes (e.g. `lipsync worker`).
+// Wakes long-poll waiters the moment a resource changes state, and idle workers the moment work is
+// queued. One listener set per process (no polling loop per waiter): PostgreSQL LISTEN/NOTIFY reaches
+// every process; on SQLite a single shared watcher notices changes written by other processes (e.g.
+// `lipsync worker`), and idle workers in other processes poll.
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { GenerationRepository } from '../store/generations.js';
 
-const CHANNEL = 'lipsync_generation';
+const SUBJECT_CHANNEL = 'lipsync_subject';
+const WORK_CHANNEL = 'lipsync_work';
+/** Work announced for every kind (after a reconnect, when announcements may have been missed). */
+export const ANY_KIND = '*';
 
-export interface GenerationEventBus {
-  /** Announces that a generation changed (after the change is committed). */
-  publish(generationId: string): Promise<void>;
-  /** Resolves when the generation changes, or after timeoutMs, or on abort. */
-  waitForChange(
-    generationId: string,
-    timeoutMs: number,
-    signal?: AbortSignal,
-  ): Promise<'changed' | 'timeout'>;
+/** Ids (and update times) of the given resources changed since a time: the SQLite cross-process feed. */
+export type ChangeFeed = (sinceIso: string, ids: string[]) => Promise<{ id: string; updatedAt: string }[]>;
+
+export interface EventBus {
+  /** Announces that a resource changed (after the change is committed). */
+  publish(subjectId: string): Promise<void>;
+  /** Resolves when the resource changes, or after timeoutMs, or on abort. */
+  waitForChange(subjectId: string, timeoutMs: number, signal?: AbortSignal): Promise<'changed' | 'timeout'>;
   waiterCount(): number;
+  /** Tells idle workers, here and (on PostgreSQL) in other processes, that jobs of a kind are ready. */
+  announceWork(kind: string): Promise<void>;
+  /** Calls the listener with the kind (or ANY_KIND) whenever work is announced; returns an unsubscribe. */
+  onWork(listener: (kind: string) => void): () => void;
   close(): Promise<void>;
 }
 
-abstract class BaseBus implements GenerationEventBus {
+abstract class BaseBus implements EventBus {
   protected readonly emitter = new EventEmitter();
+  protected readonly work = new EventEmitter();
   protected waiting = new Map<string, number>();
 
   constructor() {
     this.emitter.setMaxListeners(0);
+    this.work.setMaxListeners(0);
   }
 
-  abstract publish(generationId: string): Promise<void>;
+  abstract publish(subjectId: string): Promise<void>;
+  abstract announceWork(kind: string): Promise<void>;
 
   protected emitLocal(id: string): void {
     this.emitter.emit(id);
+  }
+
+  protected emitWork(kind: string): void {
+    this.work.emit('work', kind);
+  }
+
+  onWork(listener: (kind: string) => void): () => void {
+    this.work.on('work', listener);
+    return () => this.work.off('work', listener);
   }
 
   waiterCount(): number {
@@ -63,6 +81,7 @@ abstract class BaseBus implements GenerationEventBus {
 
   async close(): Promise<void> {
     this.emitter.removeAllListeners();
+    this.work.removeAllListeners();
   }
 }
 
@@ -73,7 +92,7 @@ export class SqliteEventBus extends BaseBus {
   private readonly seen = new Map<string, string>();
 
   constructor(
-    private readonly generations: GenerationRepository,
+    private readonly changedSince: ChangeFeed,
     private readonly intervalMs = 250,
   ) {
     super();
@@ -83,6 +102,10 @@ export class SqliteEventBus extends BaseBus {
 
   async publish(id: string): Promise<void> {
     this.emitLocal(id);
+  }
+
+  async announceWork(kind: string): Promise<void> {
+    this.emitWork(kind);
   }
 
   /** One query for all waited ids: picks up changes other processes made to the same file. */
@@ -95,7 +118,7 @@ export class SqliteEventBus extends BaseBus {
       const ids = [...this.waiting.keys()];
       // Chunks keep each query under SQLite's bound-parameter limit however many clients wait.
       for (let i = 0; i < ids.length; i += 500) {
-        for (const c of await this.generations.changedSince(since, ids.slice(i, i + 500))) {
+        for (const c of await this.changedSince(since, ids.slice(i, i + 500))) {
           // The look-back window overlaps ticks: wake only for a change not seen before.
           if (this.seen.get(c.id) === c.updatedAt) continue;
           this.seen.set(c.id, c.updatedAt);
@@ -116,44 +139,109 @@ export class SqliteEventBus extends BaseBus {
   }
 }
 
+export const LISTENER_APPLICATION_NAME = 'lipsync-listener';
+
+/**
+ * LISTENs on its own connection, and keeps doing so: a lost connection is reopened with exponential
+ * backoff (capped) for as long as it takes. After every (re)connection every waiter and every idle
+ * worker is woken, since changes may have been missed while disconnected.
+ */
 export class PostgresEventBus extends BaseBus {
   private client: pg.Client | null = null;
   private closed = false;
+  private failures = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  /** 'listening' (with the backend pid) after each successful LISTEN. */
+  readonly events = new EventEmitter();
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly connectionString: string,
     private readonly logger: Logger,
+    private readonly maxBackoffMs = 30_000,
   ) {
     super();
   }
 
+  /** The first connection: a failure here is the caller's (the process should not start). */
   async start(): Promise<void> {
+    await this.connect();
+  }
+
+  private async connect(): Promise<void> {
     if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.connectionString });
+    const client = new pg.Client({
+      connectionString: this.connectionString,
+      application_name: LISTENER_APPLICATION_NAME,
+    });
     client.on('notification', (msg) => {
-      if (msg.channel === CHANNEL && msg.payload) this.emitLocal(msg.payload);
+      if (!msg.payload) return;
+      if (msg.channel === SUBJECT_CHANNEL) this.emitLocal(msg.payload);
+      else if (msg.channel === WORK_CHANNEL) this.emitWork(msg.payload);
     });
-    client.on('error', (err) => {
-      this.logger.warn({ err }, 'event bus connection lost; reconnecting');
-      this.client = null;
-      // Wake every waiter so that none sleeps through a change missed while disconnected.
-      for (const id of this.waiting.keys()) this.emitLocal(id);
-      setTimeout(() => void this.start().catch(() => undefined), 1000).unref();
-    });
-    await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
+    client.on('error', (err) => this.lost(client, err));
+    client.on('end', () => this.lost(client, null));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${SUBJECT_CHANNEL}`);
+      await client.query(`LISTEN ${WORK_CHANNEL}`);
+    } catch (err) {
+      client.removeAllListeners('end');
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
     this.client = client;
+    this.failures = 0;
+    const pid = (client as unknown as { processID?: number }).processID ?? null;
+    this.events.emit('listening', pid);
+    // Anything announced while we were away was missed: everyone looks again.
+    for (const id of this.waiting.keys()) this.emitLocal(id);
+    this.emitWork(ANY_KIND);
+  }
+
+  private lost(client: pg.Client, err: Error | null): void {
+    if (this.client !== client || this.closed) return;
+    this.client = null;
+    this.logger.warn({ err }, 'event bus connection lost; reconnecting');
+    for (const id of this.waiting.keys()) this.emitLocal(id);
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.retryTimer) return;
+    const delay = Math.min(this.maxBackoffMs, 250 * 2 ** Math.min(this.failures, 10));
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.connect().catch((err: unknown) => {
+        this.failures++;
+        this.logger.warn({ err, attempt: this.failures }, 'event bus reconnect failed; trying again');
+        this.scheduleReconnect();
+      });
+    }, delay);
+    this.retryTimer.unref();
   }
 
   async publish(id: string): Promise<void> {
     this.emitLocal(id);
-    await this.pool.query('select pg_notify($1, $2)', [CHANNEL, id]);
+    await this.pool.query('select pg_notify($1, $2)', [SUBJECT_CHANNEL, id]);
+  }
+
+  async announceWork(kind: string): Promise<void> {
+    this.emitWork(kind);
+    await this.pool.query('select pg_notify($1, $2)', [WORK_CHANNEL, kind]);
   }
 
   override async close(): Promise<void> {
     this.closed = true;
-    await this.client?.end().catch(() => undefined);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    const c = this.client;
+    this.client = null;
+    await c?.end().catch(() => undefined);
     await super.close();
+    this.events.removeAllListeners();
   }
 }

@@ -1,13 +1,13 @@
-// The background parts of a process: worker pool, watchdog and webhook dispatcher.
-import type { Services } from '../services/container.js';
-import { WorkerPool, type JobRunner } from './worker.js';
-import { Watchdog } from './watchdog.js';
-import { WebhookDispatcher } from './webhook-dispatcher.js';
-import { guardedPost } from '../media/guarded-post.js';
-import { generationView } from '../services/generation-view.js';
-import { PLAN_LIMITS } from '../domain/plans.js';
+// The background parts of a process: the worker pool (with the database port), the watchdog and the
+// webhook dispatcher.
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Services } from '../services/container.js';
+import { WorkerPool } from './worker.js';
+import { Watchdog } from './watchdog.js';
+import { WebhookDispatcher } from './webhook-dispatcher.js';
+import { DatabaseWorkerPort } from './port.js';
+import { guardedPost } from '../media/guarded-post.js';
 
 /**
  * Removes temp files and job directories left by a killed process. Only entries older than the job
@@ -29,21 +29,42 @@ export async function sweepStaleTemp(dir: string, olderThanMs: number): Promise<
 
 export interface Background {
   readonly pool: WorkerPool;
+  /** Hands running jobs back (they run again elsewhere, the attempt not counted), then stops. */
   stop(): Promise<void>;
 }
 
-export function startBackground(services: Services, runner: JobRunner): Background {
+export interface BackgroundOptions {
+  /** Kinds this process's workers serve; default: the configured list, else every registered kind. */
+  readonly kinds?: readonly string[];
+}
+
+export function startBackground(services: Services, opts: BackgroundOptions = {}): Background {
   const { config, store, logger } = services;
-  const pool = new WorkerPool(
+  const kinds = opts.kinds ?? config.workerKinds ?? services.handlers.kinds();
+  for (const k of kinds) services.handlers.get(k); // an unknown kind is a start-up error
+  const port = new DatabaseWorkerPort(
     store,
-    services.finisher,
-    runner,
-    { concurrency: config.workerConcurrency, leaseMs: config.jobLeaseMs },
+    services.queue,
+    services.handlers,
+    services.blobs,
+    services.bus,
+    logger.child({ component: 'jobs' }),
+  );
+  const pool = new WorkerPool(
+    port,
+    services.handlers,
+    {
+      kinds,
+      concurrency: config.workerConcurrency,
+      leaseMs: config.jobLeaseMs,
+      idlePollMs: config.workerIdlePollMs,
+      tempRoot: config.tempDir,
+    },
     logger.child({ component: 'worker' }),
   );
   const watchdog = new Watchdog(
     store,
-    services.finisher,
+    services.queue,
     logger.child({ component: 'watchdog' }),
     Math.max(500, Math.floor(config.jobLeaseMs / 4)),
   );
@@ -53,39 +74,19 @@ export function startBackground(services: Services, runner: JobRunner): Backgrou
       post: (url, body, headers, timeoutMs) =>
         guardedPost(url, body, headers, { allowPrivate: config.allowPrivateUrls, timeoutMs }),
     },
-    async (d) => {
-      // Signed output URLs are made at delivery time so that they are fresh.
-      if (!d.generationId) return d.payload;
-      const g = await store.generations.findAny(d.generationId);
-      const org = g ? await store.organizations.findById(g.organizationId) : null;
-      if (!g || !org) return d.payload;
-      const payload = JSON.parse(d.payload) as Record<string, unknown>;
-      let outputUrl: string | null = null;
-      if (g.status === 'COMPLETED' && g.outputKey) {
-        const key = PLAN_LIMITS[org.plan].watermark ? (g.watermarkedKey ?? g.outputKey) : g.outputKey;
-        outputUrl = await services.blobs.signedUrl(key);
-      }
-      return JSON.stringify({
-        ...payload,
-        ...generationView(g, { outputUrl }),
-        status: payload.status,
-        finalStatus: g.status,
-      });
-    },
+    (d) => services.generations.webhookBody(d),
     { retryWindowMs: config.webhookRetryWindowMs, timeoutMs: config.webhookTimeoutMs },
     logger.child({ component: 'webhooks' }),
   );
-  void sweepStaleTemp(join(config.dataDir, 'tmp'), config.jobTimeoutMs).then((n) => {
+  void sweepStaleTemp(config.tempDir, config.jobTimeoutMs).then((n) => {
     if (n > 0) logger.info({ removed: n }, 'stale temp files removed');
   });
   pool.start();
   watchdog.start();
   dispatcher.start();
-  services.onGenerationCreated = () => pool.notify();
   return {
     pool,
     async stop() {
-      services.onGenerationCreated = () => undefined;
       await pool.stop();
       await watchdog.stop();
       await dispatcher.stop();

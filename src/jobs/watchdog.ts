@@ -1,19 +1,22 @@
-// Nothing stays PENDING or PROCESSING forever: expired leases are retried (bounded), then failed;
-// generations past their deadline become TIMED_OUT; expired idempotency keys are cleaned up.
+// Nothing stays running forever: a job whose lease expired (its worker died) is requeued with a
+// backoff while attempts are left, then failed; a run past its deadline (counted from the start of
+// the run, never from submission) is timed out; expired idempotency claims are cleaned up.
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
-import type { GenerationFinisher } from './finisher.js';
+import type { JobQueue } from './queue.js';
+import { retryDelayMs } from '../domain/jobs.js';
 
 export class Watchdog {
   private timer: NodeJS.Timeout | null = null;
-  private ticking = false;
+  private ticking: Promise<void> | null = null;
   private lastCleanup = 0;
 
   constructor(
     private readonly store: Store,
-    private readonly finisher: GenerationFinisher,
+    private readonly queue: JobQueue,
     private readonly logger: Logger,
     private readonly intervalMs: number,
+    private readonly random: () => number = Math.random,
   ) {}
 
   start(): void {
@@ -24,68 +27,71 @@ export class Watchdog {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    while (this.ticking) await new Promise((r) => setTimeout(r, 20));
+    await this.ticking;
   }
 
-  async tick(): Promise<void> {
-    if (this.ticking) return;
-    this.ticking = true;
-    try {
-      const now = new Date().toISOString();
-      for (const g of await this.store.generations.expiredLeases(now)) {
-        if (g.cancelRequested) {
-          // Canceled while its worker was gone: running it again could complete (and bill) it.
-          await this.finisher.finish(
-            g.id,
-            { statuses: ['PROCESSING'] },
-            {
-              status: 'CANCELED',
-              error: 'The generation was canceled.',
-              errorCode: 'generation_canceled',
-            },
-          );
-          this.logger.info({ generationId: g.id }, 'lease expired on a canceled generation; canceled');
-        } else if (g.attempts < g.maxAttempts) {
-          if (await this.store.generations.requeue(g.id, g.leaseExpiresAt as string)) {
-            this.logger.warn(
-              { generationId: g.id, attempt: g.attempts },
-              'lease expired; generation requeued',
-            );
-          }
-        } else {
-          await this.finisher.finish(
-            g.id,
-            { statuses: ['PROCESSING'] },
-            {
-              status: 'FAILED',
-              error: `The worker stopped ${g.attempts} times while processing this generation.`,
-              errorCode: 'generation_worker_lost',
-            },
-          );
-          this.logger.error({ generationId: g.id }, 'generation failed: worker lost too often');
-        }
-      }
-      for (const g of await this.store.generations.pastDeadline(now)) {
-        await this.finisher.finish(
-          g.id,
-          { statuses: ['PENDING', 'PROCESSING'] },
+  /** One pass; never throws (a failing database is tried again at the next tick). */
+  tick(): Promise<void> {
+    if (!this.ticking) {
+      this.ticking = this.pass()
+        .catch((err: unknown) => this.logger.warn({ err }, 'watchdog tick failed'))
+        .finally(() => {
+          this.ticking = null;
+        });
+    }
+    return this.ticking;
+  }
+
+  private async pass(): Promise<void> {
+    for (const job of await this.store.jobs.expiredLeases()) {
+      const log = this.logger.child({ jobId: job.id, kind: job.kind, subjectId: job.subjectId });
+      const token = job.leaseToken as string;
+      if (job.cancelRequested) {
+        // Canceled while its worker was gone: running it again could complete (and bill) it.
+        const s = await this.queue.settle(
+          job,
+          { token, statuses: ['running'], leaseExpired: true },
+          { status: 'canceled', error: { code: 'job_canceled', message: 'The job was canceled.' } },
+        );
+        if (s) log.info('lease expired on a canceled job; canceled');
+      } else if (job.attempts < job.maxAttempts) {
+        const delayMs = retryDelayMs(job.attempts, this.random());
+        const r = await this.queue.requeue(job, token, {
+          delayMs,
+          leaseExpired: true,
+          lastError: 'worker_lost: the worker stopped while running the job',
+        });
+        if (r) log.warn({ attempt: job.attempts, delayMs }, 'lease expired; job requeued');
+      } else {
+        const s = await this.queue.settle(
+          job,
+          { token, statuses: ['running'], leaseExpired: true },
           {
-            status: 'TIMED_OUT',
-            error: 'The generation ran longer than the server allows.',
-            errorCode: 'generation_timed_out',
+            status: 'failed',
+            error: {
+              code: 'worker_lost',
+              message: `The worker stopped ${job.attempts} times while running this job.`,
+            },
           },
         );
-        this.logger.warn({ generationId: g.id }, 'generation timed out');
+        if (s) log.error('job failed: worker lost too often');
       }
-      if (Date.now() - this.lastCleanup > 3600_000) {
-        this.lastCleanup = Date.now();
-        const n = await this.store.idempotency.deleteExpired(now);
-        if (n > 0) this.logger.info({ removed: n }, 'expired idempotency keys removed');
-      }
-    } catch (err) {
-      this.logger.warn({ err }, 'watchdog tick failed');
-    } finally {
-      this.ticking = false;
+    }
+    for (const job of await this.store.jobs.pastDeadline()) {
+      const s = await this.queue.settle(
+        job,
+        { token: job.leaseToken ?? undefined, statuses: ['running'] },
+        {
+          status: 'timed_out',
+          error: { code: 'job_timed_out', message: 'The job ran longer than the server allows.' },
+        },
+      );
+      if (s) this.logger.warn({ jobId: job.id, kind: job.kind }, 'job timed out');
+    }
+    if (Date.now() - this.lastCleanup > 3600_000) {
+      this.lastCleanup = Date.now();
+      const n = await this.store.idempotency.deleteExpired(new Date().toISOString());
+      if (n > 0) this.logger.info({ removed: n }, 'expired idempotency keys removed');
     }
   }
 }

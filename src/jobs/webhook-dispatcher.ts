@@ -81,8 +81,7 @@ export class WebhookDispatcher {
     } catch (err) {
       error = (err as Error)?.message ?? String(err);
       // A URL the guard refuses will be refused on every retry: give up at once.
-      const reason = (err as { reason?: string })?.reason;
-      refused = reason === 'blocked_address' || reason === 'invalid_url';
+      refused = (err as { refused?: boolean })?.refused === true;
     }
     const now = Date.now();
     const ok = statusCode !== null && isDeliverySuccess(statusCode);

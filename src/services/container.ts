@@ -16,8 +16,14 @@ import { createRateLimiter, type RateLimiter } from '../http/limits/rate-limiter
 import { readFileSync } from 'node:fs';
 import { GenerationService } from './generations.js';
 import { createInputResolver } from './generation-inputs.js';
-import { GenerationFinisher } from '../jobs/finisher.js';
-import { PostgresEventBus, SqliteEventBus, type GenerationEventBus } from '../jobs/event-bus.js';
+import { PostgresEventBus, SqliteEventBus, type EventBus } from '../jobs/event-bus.js';
+import { HandlerRegistry } from '../jobs/handler.js';
+import { JobQueue } from '../jobs/queue.js';
+import { generationHandler } from '../handlers/generation.js';
+import { EngineRegistry } from '../engines/registry.js';
+import { IdempotencyService } from './idempotency.js';
+import { assertPublicUrl, OutgoingRequestError } from '../media/http-client.js';
+import { AppError } from '../domain/errors.js';
 import { DEFAULT_PRICES, type PriceTable } from '../domain/pricing.js';
 
 export interface Services {
@@ -34,12 +40,13 @@ export interface Services {
   readonly blobs: BlobStore;
   readonly assets: AssetService;
   readonly rateLimiter: RateLimiter;
-  readonly bus: GenerationEventBus;
-  readonly finisher: GenerationFinisher;
+  readonly bus: EventBus;
+  /** Every job kind this build knows, with its handler. */
+  readonly handlers: HandlerRegistry;
+  readonly queue: JobQueue;
+  readonly idempotency: IdempotencyService;
   readonly generations: GenerationService;
   readonly prices: PriceTable;
-  /** Set by the worker pool of this process so that new jobs start at once. */
-  onGenerationCreated: () => void;
   close(): Promise<void>;
 }
 
@@ -56,15 +63,31 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   await blobs.init();
   const assets = new AssetService(store, blobs, logger);
   const prices = loadPrices(config.pricingFile);
-  let bus: GenerationEventBus;
+  let bus: EventBus;
   if (db.pgPool && config.databaseUrl) {
-    const pgBus = new PostgresEventBus(db.pgPool, config.databaseUrl, logger);
+    const pgBus = new PostgresEventBus(
+      db.pgPool,
+      config.databaseUrl,
+      logger.child({ component: 'event-bus' }),
+    );
     await pgBus.start();
     bus = pgBus;
   } else {
-    bus = new SqliteEventBus(store.generations);
+    bus = new SqliteEventBus((since, ids) => store.generations.changedSince(since, ids));
   }
-  const finisher = new GenerationFinisher(store, bus, prices);
+  let engines: EngineRegistry | null = null;
+  const handlers = new HandlerRegistry().register(
+    generationHandler({
+      store,
+      prices,
+      engines: () => (engines ??= EngineRegistry.fromFile(config.enginesFile, config.defaultEngine)),
+    }),
+  );
+  // A job of a kind this build cannot run must not sit in the queue unnoticed.
+  handlers.assertCovers(await store.jobs.unsettledKinds());
+  const queue = new JobQueue(store, handlers, bus, logger.child({ component: 'jobs' }));
+  const admission = new AdmissionService(store);
+  const idempotency = new IdempotencyService(store);
   const services: Services = {
     config,
     logger,
@@ -73,25 +96,29 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     organizations: new OrganizationService(store),
     apiKeys: new ApiKeyService(store),
     projects: new ProjectService(store),
-    admission: new AdmissionService(store),
+    admission,
     urlSigner,
     blobs,
     assets,
     rateLimiter,
     bus,
-    finisher,
+    handlers,
+    queue,
+    idempotency,
     prices,
-    onGenerationCreated: () => undefined,
-    generations: new GenerationService(
+    generations: new GenerationService({
       config,
       store,
-      new AdmissionService(store),
+      admission,
+      idempotency,
       bus,
+      queue,
+      blobs,
+      assets,
       prices,
-      createInputResolver(config, blobs, assets),
-      finisher,
-      () => services.onGenerationCreated(),
-    ),
+      resolveInputs: createInputResolver(config, blobs, assets),
+      checkWebhookUrl: (url, field) => checkPublicUrl(url, field, config.allowPrivateUrls),
+    }),
     async close() {
       await bus.close();
       await rateLimiter.close();
@@ -99,6 +126,26 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     },
   };
   return services;
+}
+
+/**
+ * The outgoing client's own policy, applied at submit time: 422 for a URL it would refuse on every
+ * try (private or loopback address, scheme, port). A host that does not resolve now may later: its
+ * deliveries are retried.
+ */
+async function checkPublicUrl(url: string, field: string, allowPrivate: boolean): Promise<void> {
+  try {
+    await assertPublicUrl(url, { allowPrivate });
+  } catch (err) {
+    if (!(err instanceof OutgoingRequestError)) throw err;
+    if (err.refused)
+      throw new AppError('invalid_request', {
+        status: 422,
+        field,
+        message: `${field}: ${err.message}`,
+        cause: err,
+      });
+  }
 }
 
 function loadPrices(file: string | null): PriceTable {

@@ -11,6 +11,7 @@ import type { Organization } from '../store/organizations.js';
 import type { InputResolver, ResolvedInputs } from './generations.js';
 import type { MediaRef, NormalisedRequest } from '../domain/generation-request.js';
 import { AppError } from '../domain/errors.js';
+import { storageExtension } from '../domain/assets.js';
 import { probeMedia, MediaProbeError, type MediaKind, type MediaProbe } from '../media/probe.js';
 import { fetchToFile, UrlFetchError } from '../media/fetch.js';
 import { planConform, ConformPlanError, type ConformPlanInput } from '../media/conform-plan.js';
@@ -24,19 +25,9 @@ export interface ResolvedMedia {
   probe: MediaProbe;
 }
 
-const EXT: Record<string, string> = {
-  mp4: 'mp4',
-  mov: 'mov',
-  webm: 'webm',
-  mkv: 'mkv',
-  wav: 'wav',
-  mp3: 'mp3',
-  png: 'png',
-  jpeg: 'jpg',
-};
-
-function inaccessible(field: string, message: string): AppError {
-  return new AppError('generation_input_video_inaccessible', { field, message });
+/** A user-facing refusal; the detail (ffprobe's or the fetcher's words) goes to the log only. */
+function inaccessible(field: string, message: string, detail?: unknown): AppError {
+  return new AppError('generation_input_video_inaccessible', { field, message, cause: detail });
 }
 
 function expectKind(
@@ -88,7 +79,18 @@ export function conformInput(
 }
 
 export function createInputResolver(config: Config, blobs: BlobStore, assets: AssetService): InputResolver {
-  const tmpRoot = join(config.dataDir, 'tmp');
+  const tmpRoot = config.tempDir;
+
+  async function withDownload<T>(key: string, fn: (path: string) => Promise<T>): Promise<T> {
+    await mkdir(tmpRoot, { recursive: true, mode: 0o700 });
+    const tmp = join(tmpRoot, `probe-${randomUUID()}`);
+    try {
+      await blobs.download(key, tmp);
+      return await fn(tmp);
+    } finally {
+      await rm(tmp, { force: true });
+    }
+  }
 
   async function one(
     org: Organization,
@@ -97,7 +99,7 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
     keep: boolean,
   ): Promise<ResolvedMedia> {
     if (ref.assetId) {
-      const r = await assets.resolveAsset(org.id, ref.assetId).catch((err: unknown) => {
+      const r = await assets.get(org.id, ref.assetId).catch((err: unknown) => {
         if (err instanceof AppError && err.code === 'asset_not_found') {
           throw new AppError('asset_not_found', {
             status: 422,
@@ -107,15 +109,15 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
         }
         throw err;
       });
-      if (!r.localPath) throw inaccessible(ref.field, 'The asset is not readable on this server.');
-      const probe = await probeMedia(r.localPath).catch((e: unknown) => {
-        throw inaccessible(ref.field, `The asset could not be read: ${(e as Error).message}`);
+      // Probed from a temporary copy: the store need not be on this machine's disk.
+      const probe = await withDownload(r.storageKey, (path) => probeMedia(path)).catch((e: unknown) => {
+        throw inaccessible(ref.field, 'The asset could not be read as media.', e);
       });
       expectKind(ref, role, probe.kind, !!probe.audio);
-      return { blobKey: r.asset.storageKey, source: 'asset', assetId: r.asset.id, probe };
+      return { blobKey: r.storageKey, source: 'asset', assetId: r.id, probe };
     }
     const url = ref.url as string;
-    await mkdir(tmpRoot, { recursive: true });
+    await mkdir(tmpRoot, { recursive: true, mode: 0o700 });
     const tmp = join(tmpRoot, `fetch-${randomUUID()}`);
     try {
       await fetchToFile(url, tmp, {
@@ -130,7 +132,7 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
               message: `${ref.field}.url is larger than the ${org.plan} plan allows.`,
             });
           }
-          throw inaccessible(`${ref.field}.url`, `${ref.field}.url could not be fetched: ${e.message}`);
+          throw inaccessible(`${ref.field}.url`, `${ref.field}.url could not be fetched (${e.reason}).`, e);
         }
         throw e;
       });
@@ -139,12 +141,12 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
         probe = await probeMedia(tmp);
       } catch (e) {
         if (e instanceof MediaProbeError)
-          throw inaccessible(`${ref.field}.url`, `${ref.field}.url is not readable media: ${e.message}`);
+          throw inaccessible(`${ref.field}.url`, `${ref.field}.url is not readable media.`, e);
         throw e;
       }
       expectKind(ref, role, probe.kind, !!probe.audio);
       if (!keep) return { blobKey: '', source: 'url', url, probe };
-      const key = `inputs/${org.id}/${randomUUID()}.${EXT[probe.format] ?? 'bin'}`;
+      const key = `inputs/${org.id}/${randomUUID()}.${storageExtension(probe.format)}`;
       await blobs.putFile(key, tmp, { contentType: 'application/octet-stream', move: true });
       return { blobKey: key, source: 'url', url, probe };
     } finally {
@@ -172,12 +174,9 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
     if (audioSeconds <= 0) throw inaccessible(req.audio.field, 'The audio input has no duration.');
     if (req.video && (!videoSeconds || videoSeconds <= 0))
       throw inaccessible(req.video.field, 'The video input has no duration.');
-    let outputSeconds: number;
-    let fps: number;
+    let plan: ReturnType<typeof planConform>;
     try {
-      const plan = planConform(conformInput(req, visual.probe, audioSeconds));
-      outputSeconds = plan.durationSeconds;
-      fps = plan.fps;
+      plan = planConform(conformInput(req, visual.probe, audioSeconds));
     } catch (e) {
       if (e instanceof ConformPlanError) {
         if (e.field.startsWith('segments'))
@@ -189,8 +188,10 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
     return {
       resolved: { [req.video ? 'video' : 'image']: visual, audio },
       maxFileBytes: Math.max(visual.probe.sizeBytes, audio.probe.sizeBytes),
-      outputSeconds,
-      fps,
+      outputSeconds: plan.durationSeconds,
+      fps: plan.fps,
+      width: plan.width,
+      height: plan.height,
     };
   };
 }

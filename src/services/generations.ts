@@ -1,37 +1,48 @@
-// Use cases for generations: create (idempotent, admitted by plan concurrency), get/wait, list,
-// delete, download URL, estimate, cancel.
+// Use cases for generations: create (idempotent, admitted by plan concurrency and the plan's work
+// budget), get/wait, list, delete, download URL, estimates, cancel, and the views clients receive.
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { Store } from '../store/index.js';
 import type { GenerationRecord } from '../store/generations.js';
 import type { Organization } from '../store/organizations.js';
+import type { BlobStore } from '../storage/blob-store.js';
+import type { WebhookDelivery } from '../store/webhooks.js';
 import type { AuthContext } from './api-keys.js';
 import type { AdmissionService } from './admission.js';
-import type { GenerationEventBus } from '../jobs/event-bus.js';
-import type { GenerationFinisher } from '../jobs/finisher.js';
+import type { AssetService } from './assets.js';
+import type { EventBus } from '../jobs/event-bus.js';
+import type { JobQueue } from '../jobs/queue.js';
+import { GENERATION_KIND } from '../handlers/generation.js';
+import { CommitOutcomeUnknown, type IdempotencyClaim, type IdempotencyService } from './idempotency.js';
+import { formFingerprintPayload, withUploadedAssets, type UploadedForm } from './generation-uploads.js';
+import type { ResolvedMedia } from './generation-inputs.js';
+import { generationView } from './generation-view.js';
 import { AppError } from '../domain/errors.js';
 import {
   normaliseGenerationRequest,
   type GenerationRequestBody,
   type NormalisedRequest,
 } from '../domain/generation-request.js';
-import { decideReplay, fingerprint, IDEMPOTENCY_RETENTION_MS } from '../domain/idempotency.js';
-import { concurrencyLimit, PLAN_LIMITS } from '../domain/plans.js';
+import { fingerprint } from '../domain/idempotency.js';
+import { checkWorkBudget, deliverableKey, PLAN_LIMITS } from '../domain/plans.js';
 import { downloadDecision, endsWait, isStatus } from '../domain/generation-status.js';
 import { estimateCost, type Estimate, type PriceTable } from '../domain/pricing.js';
+import { isUuid } from '../domain/ids.js';
 
 const SCOPE = 'generate';
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface ResolvedInputs {
   /** What the job needs: blob keys and probes per role (video/image/audio). */
-  resolved: Record<string, unknown>;
+  resolved: Record<string, ResolvedMedia>;
   /** Longest file among the inputs, for the plan's size limit. */
   maxFileBytes: number;
   /** Expected output length in seconds, for the plan's duration limit. */
   outputSeconds: number;
   /** The output's frame rate. */
   fps: number;
+  /** The output's frame size. */
+  width: number;
+  height: number;
 }
 
 /** Fetches/locates and probes the inputs at submit time (422 when inaccessible). */
@@ -41,148 +52,147 @@ export type InputResolver = (
   opts?: { /** false: probe only, store nothing (cost analysis). */ keep?: boolean },
 ) => Promise<ResolvedInputs>;
 
-/** The commit of a generation's insert failed: it may or may not have been stored. */
-class CommitOutcomeUnknown extends Error {
-  constructor(
-    readonly generationId: string,
-    cause: unknown,
-  ) {
-    super(`the commit of generation ${generationId} failed: ${(cause as Error)?.message ?? String(cause)}`, {
-      cause,
-    });
-    this.name = 'CommitOutcomeUnknown';
-  }
-}
+/** Refuses a URL the outgoing client would refuse (private or loopback address, bad scheme). */
+export type UrlCheck = (url: string, field: string) => Promise<void>;
 
 export interface CreateResult {
   generation: GenerationRecord;
   replayed: boolean;
 }
 
-export class GenerationService {
-  constructor(
-    private readonly config: Config,
-    private readonly store: Store,
-    private readonly admission: AdmissionService,
-    private readonly bus: GenerationEventBus,
-    private readonly prices: PriceTable,
-    private readonly resolveInputs: InputResolver,
-    private readonly finisher: GenerationFinisher,
-    private readonly onCreated: () => void,
-  ) {}
+export interface CreateOptions {
+  idempotencyKey: string | null;
+  /** A multipart request's form: its files are saved as assets once the key is claimed. */
+  upload?: UploadedForm;
+  source?: string;
+}
 
-  async create(
-    auth: AuthContext,
-    body: GenerationRequestBody,
-    opts: {
-      idempotencyKey: string | null;
-      fingerprintPayload?: unknown;
-      source?: string;
-      /** Runs after the idempotency claim (e.g. saving uploaded files as assets); returns the final body. */
-      prepare?: () => Promise<GenerationRequestBody>;
-    },
-  ): Promise<CreateResult> {
-    const org = auth.organization;
-    normaliseGenerationRequest(body); // 400s before the key is claimed
-    const finalRequest = async () => normaliseGenerationRequest(opts.prepare ? await opts.prepare() : body);
-    const key = opts.idempotencyKey;
-    if (key) {
-      if ((await this.store.settings.get('idempotency_disabled')) === '1')
-        throw new AppError('IDEMPOTENCY_UNAVAILABLE', { headers: { 'Retry-After': '30' } });
-      const fp = fingerprint(opts.fingerprintPayload ?? body);
-      const now = new Date();
-      let claimed: boolean;
-      try {
-        claimed = await this.store.idempotency.claim({
-          organizationId: org.id,
-          scope: SCOPE,
-          key,
-          fingerprint: fp,
-          state: 'pending',
-          resourceId: null,
-          createdAt: now.toISOString(),
-          expiresAt: new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS).toISOString(),
-        });
-      } catch {
-        throw new AppError('IDEMPOTENCY_UNAVAILABLE', { headers: { 'Retry-After': '5' } });
-      }
-      if (!claimed) return this.replay(org.id, key, fp);
-      try {
-        const g = await this.admit(auth, finalRequest, key, opts.source);
-        return { generation: g, replayed: false };
-      } catch (err) {
-        if (err instanceof CommitOutcomeUnknown) {
-          // We cannot tell whether the insert committed: the key stays bound (it names the generation).
-          throw new AppError('IDEMPOTENCY_OUTCOME_UNKNOWN', {
-            generationId: err.generationId,
-            headers: { 'Retry-After': '2' },
-          });
-        }
-        // Refused, or failed before the commit (rolled back): nothing was created, so the key is
-        // released and the client may retry with the same key (a 5xx stays a 5xx).
-        await this.store.idempotency.release(org.id, SCOPE, key).catch(() => undefined);
-        throw err;
-      }
-    }
-    return { generation: await this.admit(auth, finalRequest, null, opts.source), replayed: false };
+export interface GenerationServiceDeps {
+  readonly config: Config;
+  readonly store: Store;
+  readonly admission: AdmissionService;
+  readonly idempotency: IdempotencyService;
+  readonly bus: EventBus;
+  readonly queue: JobQueue;
+  readonly blobs: BlobStore;
+  readonly assets: AssetService;
+  readonly prices: PriceTable;
+  readonly resolveInputs: InputResolver;
+  readonly checkWebhookUrl: UrlCheck;
+}
+
+/** What a request stored before it was refused (removed again, so nothing is orphaned). */
+interface Stored {
+  assetIds: string[];
+  inputs: ResolvedInputs | null;
+}
+
+export class GenerationService {
+  private readonly store: Store;
+
+  constructor(private readonly deps: GenerationServiceDeps) {
+    this.store = deps.store;
   }
 
-  private async replay(organizationId: string, key: string, fp: string): Promise<CreateResult> {
-    const existing = await this.store.idempotency.find(organizationId, SCOPE, key);
-    if (!existing) throw new AppError('IDEMPOTENCY_IN_PROGRESS', { headers: { 'Retry-After': '2' } });
-    const d = decideReplay(existing, fp, Date.now());
-    switch (d.kind) {
-      case 'conflict':
-        throw new AppError('IDEMPOTENCY_KEY_CONFLICT');
-      case 'in_progress':
-        throw new AppError('IDEMPOTENCY_IN_PROGRESS', { headers: { 'Retry-After': '2' } });
-      case 'outcome_unknown':
-        throw new AppError('IDEMPOTENCY_OUTCOME_UNKNOWN', {
-          generationId: d.resourceId ?? undefined,
-          headers: { 'Retry-After': '2' },
-        });
-      case 'replay': {
-        const g = await this.store.generations.findAny(d.resourceId);
-        if (!g || g.deletedAt)
-          throw new AppError('IDEMPOTENCY_ORIGINAL_DELETED', { generationId: d.resourceId });
-        return { generation: g, replayed: true };
-      }
-    }
+  async create(auth: AuthContext, body: GenerationRequestBody, opts: CreateOptions): Promise<CreateResult> {
+    const org = auth.organization;
+    normaliseGenerationRequest(body); // 400s before the key is claimed
+    const fp = fingerprint(opts.upload ? await formFingerprintPayload(body, opts.upload) : body);
+    const r = await this.deps.idempotency.run({
+      organizationId: org.id,
+      scope: SCOPE,
+      key: opts.idempotencyKey,
+      fingerprint: fp,
+      load: async (id) => {
+        const g = await this.store.generations.findAny(id);
+        return g && !g.deletedAt ? g : null;
+      },
+      describe: (id) => (id ? { generationId: id } : {}),
+      create: (claim) => this.admit(auth, body, opts, claim),
+    });
+    return { generation: r.value, replayed: r.replayed };
   }
 
   private async checkConcurrency(org: Organization, active: number): Promise<void> {
-    const limit = concurrencyLimit(org.plan, org.concurrencyLimit);
-    if (active >= limit) {
-      throw new AppError('concurrency_limit_reached', {
-        message: `Your plan allows ${limit} concurrent generation${limit === 1 ? '' : 's'} (pending or processing).`,
-        retryAfter: 5,
-        headers: { 'Retry-After': '5' },
-        details: { concurrencyLimit: limit, activeGenerations: active },
-      });
-    }
+    this.deps.admission.assertCapacity(org, active);
   }
 
   private async admit(
     auth: AuthContext,
-    finalRequest: () => Promise<NormalisedRequest>,
-    key: string | null,
-    source = 'api',
+    body: GenerationRequestBody,
+    opts: CreateOptions,
+    claim: IdempotencyClaim | null,
   ): Promise<GenerationRecord> {
     const org = auth.organization;
-    const adm = await this.admission.state();
-    if (adm.paused) {
-      throw new AppError('generation_admission_paused', { headers: { 'Retry-After': '60' }, retryAfter: 60 });
-    }
-    // Cheap early refusal before fetching media; the authoritative check is in the transaction.
+    await this.deps.admission.assertOpen();
+    // Cheap refusals first: nothing is fetched or stored for a request refused here.
     await this.checkConcurrency(org, await this.store.generations.countActive(org.id));
-    const req = await finalRequest();
+    let req = normaliseGenerationRequest(body);
     if (
       req.projectId &&
-      !(UUID_RE.test(req.projectId) && (await this.store.projects.find(org.id, req.projectId)))
+      !(isUuid(req.projectId) && (await this.store.projects.find(org.id, req.projectId)))
     ) {
       throw new AppError('project_not_found', { status: 422, field: 'projectId' });
     }
-    const inputs = await this.resolveInputs(org, req);
+    if (req.webhookUrl) await this.deps.checkWebhookUrl(req.webhookUrl, 'webhookUrl');
+    checkWorkBudget(org.plan, {
+      width: req.options.outputResolution?.[0],
+      height: req.options.outputResolution?.[1],
+    });
+
+    const stored: Stored = { assetIds: [], inputs: null };
+    let committed = false;
+    try {
+      if (opts.upload) req = await this.saveUploads(auth, body, opts.upload, stored);
+      stored.inputs = await this.deps.resolveInputs(org, req);
+      const g = await this.insert(auth, req, stored.inputs, opts.source ?? 'api', claim);
+      committed = true;
+      return g;
+    } catch (err) {
+      // A commit of unknown outcome may have stored the generation: its inputs must stay.
+      if (!committed && !(err instanceof CommitOutcomeUnknown)) await this.discard(org.id, stored);
+      throw err;
+    }
+  }
+
+  /** Rule 2: each uploaded file becomes an asset, passed by assetId. */
+  private async saveUploads(
+    auth: AuthContext,
+    body: GenerationRequestBody,
+    form: UploadedForm,
+    stored: Stored,
+  ): Promise<NormalisedRequest> {
+    const ids: Record<string, string> = {};
+    for (const f of form.files) {
+      const a = await this.deps.assets.upload({
+        organization: auth.organization,
+        keyId: auth.key.id,
+        path: f.path,
+        size: f.size,
+        fileName: f.fileName,
+      });
+      stored.assetIds.push(a.id);
+      ids[f.fieldName] = a.id;
+    }
+    return normaliseGenerationRequest(withUploadedAssets(body, ids));
+  }
+
+  private async discard(organizationId: string, stored: Stored): Promise<void> {
+    for (const m of Object.values(stored.inputs?.resolved ?? {})) {
+      if (m.source === 'url' && m.blobKey) await this.deps.blobs.delete(m.blobKey).catch(() => undefined);
+    }
+    for (const id of stored.assetIds)
+      await this.deps.assets.delete(organizationId, id).catch(() => undefined);
+  }
+
+  private async insert(
+    auth: AuthContext,
+    req: NormalisedRequest,
+    inputs: ResolvedInputs,
+    source: string,
+    claim: IdempotencyClaim | null,
+  ): Promise<GenerationRecord> {
+    const org = auth.organization;
     const limits = PLAN_LIMITS[org.plan];
     if (inputs.maxFileBytes > limits.maxFileBytes) {
       throw new AppError('file_size_exceeds_plan_limit', {
@@ -194,8 +204,14 @@ export class GenerationService {
         message: `The output would last ${inputs.outputSeconds.toFixed(1)} s; the ${org.plan} plan allows ${limits.maxDurationSeconds} s.`,
       });
     }
+    checkWorkBudget(org.plan, {
+      width: inputs.width,
+      height: inputs.height,
+      fps: inputs.fps,
+      seconds: inputs.outputSeconds,
+    });
 
-    const now = new Date();
+    const now = new Date().toISOString();
     const g: GenerationRecord = {
       id: randomUUID(),
       organizationId: org.id,
@@ -224,29 +240,29 @@ export class GenerationService {
       error: null,
       errorCode: null,
       quality: null,
-      attempts: 0,
-      maxAttempts: this.config.jobMaxAttempts,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      cancelRequested: false,
       startedAt: null,
       finishedAt: null,
-      deadlineAt: new Date(now.getTime() + this.config.jobTimeoutMs).toISOString(),
-      createdAt: now.toISOString(),
-      updatedAt: now.toISOString(),
+      createdAt: now,
+      updatedAt: now,
       deletedAt: null,
     };
-    if (key) await this.store.idempotency.attach(org.id, SCOPE, key, g.id);
+    if (claim) await claim.attach(g.id);
     let committing = false;
     try {
       await this.store.db.kysely.transaction().execute(async (trx) => {
         await this.store.generations.lockOrganization(org.id, trx);
         await this.checkConcurrency(org, await this.store.generations.countActive(org.id, trx));
         await this.store.generations.insert(g, trx);
-        if (key) {
-          const exp = new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS).toISOString();
-          await this.store.idempotency.complete(trx, org.id, SCOPE, key, g.id, exp);
-        }
+        await this.deps.queue.enqueue(trx, {
+          kind: GENERATION_KIND,
+          subjectId: g.id,
+          organizationId: org.id,
+          payload: { generationId: g.id },
+          payloadVersion: 1,
+          maxAttempts: this.deps.config.jobMaxAttempts,
+          timeoutMs: this.deps.config.jobTimeoutMs,
+        });
+        if (claim) await claim.complete(trx, g.id);
         committing = true;
       });
     } catch (err) {
@@ -254,13 +270,13 @@ export class GenerationService {
       if (committing) throw new CommitOutcomeUnknown(g.id, err);
       throw err;
     }
-    await this.bus.publish(g.id).catch(() => undefined);
-    this.onCreated();
+    await this.deps.bus.publish(g.id).catch(() => undefined);
+    await this.deps.queue.announce(GENERATION_KIND);
     return g;
   }
 
   async get(organizationId: string, id: string): Promise<GenerationRecord> {
-    const g = UUID_RE.test(id) ? await this.store.generations.find(id, organizationId) : null;
+    const g = isUuid(id) ? await this.store.generations.find(id, organizationId) : null;
     if (!g) throw new AppError('generation_not_found', { field: 'id' });
     return g;
   }
@@ -279,7 +295,7 @@ export class GenerationService {
       const stop = new AbortController();
       const onAbort = () => stop.abort();
       signal?.addEventListener('abort', onAbort, { once: true });
-      const change = this.bus.waitForChange(id, Math.max(0, deadline - Date.now()), stop.signal);
+      const change = this.deps.bus.waitForChange(id, Math.max(0, deadline - Date.now()), stop.signal);
       try {
         const g = await this.get(organizationId, id);
         if (endsWait(g.status) || Date.now() >= deadline || signal?.aborted) return g;
@@ -312,12 +328,12 @@ export class GenerationService {
     }
     if (q.cursor && !q.limit)
       throw new AppError('invalid_request', { field: 'cursor', message: 'cursor requires limit' });
-    if (q.projectId && !UUID_RE.test(q.projectId)) {
+    if (q.projectId && !isUuid(q.projectId)) {
       throw new AppError('invalid_request', { field: 'projectId', message: 'projectId must be a UUID' });
     }
     let cursor: GenerationRecord | null = null;
     if (q.cursor) {
-      cursor = UUID_RE.test(q.cursor) ? await this.store.generations.find(q.cursor, organizationId) : null;
+      cursor = isUuid(q.cursor) ? await this.store.generations.find(q.cursor, organizationId) : null;
       if (!cursor)
         throw new AppError('invalid_request', {
           field: 'cursor',
@@ -334,10 +350,19 @@ export class GenerationService {
     });
   }
 
+  /** Marks it deleted, then removes its outputs and the inputs it fetched (signed URLs stop working). */
   async delete(organizationId: string, id: string): Promise<GenerationRecord> {
     const g = await this.get(organizationId, id);
     if (!endsWait(g.status)) throw new AppError('generation_not_deletable_while_processing');
     await this.store.generations.markDeleted(g.id, new Date().toISOString());
+    const keys = [g.outputKey, g.watermarkedKey];
+    for (const m of Object.values(g.resolvedInput)) {
+      const media = m as Partial<ResolvedMedia> | null;
+      if (media?.source === 'url' && typeof media.blobKey === 'string') keys.push(media.blobKey);
+    }
+    const job = await this.store.jobs.findBySubject(GENERATION_KIND, g.id);
+    if (job) keys.push(...(await this.deps.blobs.list(`jobs/${job.id}/`).catch(() => [])));
+    for (const key of new Set(keys)) if (key) await this.deps.blobs.delete(key).catch(() => undefined);
     return g;
   }
 
@@ -346,16 +371,64 @@ export class GenerationService {
     org: Organization,
     id: string,
   ): Promise<{ generation: GenerationRecord; key: string | null; url: string | null }> {
-    if (!UUID_RE.test(id))
+    if (!isUuid(id))
       throw new AppError('invalid_request', { field: 'id', message: 'id must be a generation UUID' });
     const g = await this.get(org.id, id);
     const d = downloadDecision(g.status);
     if (d === 'not_ready') throw new AppError('generation_not_ready');
     if (d === 'not_downloadable') throw new AppError('generation_not_downloadable');
     if (!g.outputKey && g.outputUrl) return { generation: g, key: null, url: g.outputUrl };
-    const key = PLAN_LIMITS[org.plan].watermark ? (g.watermarkedKey ?? g.outputKey) : g.outputKey;
+    const key = deliverableKey(org.plan, g);
     if (!key) throw new AppError('generation_output_unavailable');
     return { generation: g, key, url: null };
+  }
+
+  /** The signed download URL of a generation's output (GET /v2/generations/{id}/download). */
+  async downloadUrl(org: Organization, id: string, fileName?: string): Promise<string> {
+    const t = await this.downloadTarget(org, id);
+    if (!t.key) return t.url as string;
+    try {
+      if (!(await this.deps.blobs.exists(t.key))) throw new AppError('generation_output_unavailable');
+      return await this.deps.blobs.signedUrl(t.key, { fileName: downloadName(t.generation, fileName) });
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      throw new AppError('generation_download_unavailable', { headers: { 'Retry-After': '5' } });
+    }
+  }
+
+  /** The output URL a view shows: signed, and the watermarked derivative where the plan needs it. */
+  async outputUrl(g: GenerationRecord, org: Organization): Promise<string | null> {
+    if (g.status !== 'COMPLETED') return null;
+    if (!g.outputKey) return g.outputUrl;
+    const key = deliverableKey(org.plan, g);
+    return key ? this.deps.blobs.signedUrl(key, { fileName: downloadName(g) }) : null;
+  }
+
+  async view(
+    g: GenerationRecord,
+    org: Organization,
+    extra: { progress?: boolean; quality?: boolean } = {},
+  ): Promise<Record<string, unknown>> {
+    return generationView(g, {
+      outputUrl: await this.outputUrl(g, org),
+      includeProgress: extra.progress,
+      includeQuality: extra.quality,
+    });
+  }
+
+  /** A webhook's body at delivery time: the generation as it is now, with a fresh output URL. */
+  async webhookBody(d: WebhookDelivery): Promise<string> {
+    if (!d.generationId) return d.payload;
+    const g = await this.store.generations.findAny(d.generationId);
+    const org = g ? await this.store.organizations.findById(g.organizationId) : null;
+    if (!g || !org) return d.payload;
+    const payload = JSON.parse(d.payload) as Record<string, unknown>;
+    return JSON.stringify({
+      ...payload,
+      ...generationView(g, { outputUrl: await this.outputUrl(g, org) }),
+      status: payload.status,
+      finalStatus: g.status,
+    });
   }
 
   /**
@@ -364,32 +437,35 @@ export class GenerationService {
    */
   async analyzeCost(org: Organization, body: GenerationRequestBody): Promise<Estimate> {
     const req = normaliseGenerationRequest(body);
-    const inputs = await this.resolveInputs(org, req, { keep: false });
+    const inputs = await this.deps.resolveInputs(org, req, { keep: false });
     return estimateCost(
-      this.prices,
+      this.deps.prices,
       { model: req.model, duration: inputs.outputSeconds, fps: inputs.fps },
       org.billing,
     );
   }
 
   estimate(org: Organization, body: { model: string; duration: number; fps?: number }): Estimate {
-    return estimateCost(this.prices, body, org.billing);
+    return estimateCost(this.deps.prices, body, org.billing);
   }
 
+  /** PENDING: canceled at once. PROCESSING: its worker stops at its next heartbeat. */
   async cancel(id: string): Promise<GenerationRecord> {
     const g = await this.store.generations.findAny(id);
     if (!g || g.deletedAt) throw new AppError('generation_not_found');
     if (endsWait(g.status)) return g;
-    await this.store.generations.requestCancel(id);
-    if (g.status === 'PENDING') {
-      await this.finisher.finish(
-        id,
-        { statuses: ['PENDING'] },
-        { status: 'CANCELED', error: 'The generation was canceled.', errorCode: 'generation_canceled' },
-      );
-    }
+    await this.deps.queue.cancel(GENERATION_KIND, id, {
+      code: 'job_canceled',
+      message: 'The job was canceled.',
+    });
     return (await this.store.generations.findAny(id)) as GenerationRecord;
   }
+}
+
+/** The file name a download is served as: the requested or stored name with the output's extension. */
+export function downloadName(g: GenerationRecord, requested?: string): string {
+  const base = (requested ?? g.outputFileName ?? `generation-${g.id}`).replace(/\.[A-Za-z0-9]{1,5}$/, '');
+  return `${base}.${g.outputFormat}`;
 }
 
 function optionsView(req: NormalisedRequest): Record<string, unknown> {

@@ -41,6 +41,13 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** An absolute URL that lets anyone holding it read the blob until it expires. */
   signedUrl(key: string, opts?: SignedUrlOptions): Promise<string>;
+  /**
+   * Writes the blob to a local file (a download; the local store links or copies its own file), for
+   * tools that need a path (ffmpeg). The file is the caller's to remove.
+   */
+  download(key: string, path: string): Promise<void>;
+  /** The keys that start with `prefix` (a folder-like prefix ending in '/'). */
+  list(prefix: string): Promise<string[]>;
   /** A local file path of the blob when the store keeps blobs on this machine's disk, else null. */
   localPath(key: string): Promise<string | null>;
 }

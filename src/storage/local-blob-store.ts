@@ -3,7 +3,7 @@
 // small JSON side file under <root>/.meta/<key>.json (keys never start with '.', so these cannot clash).
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, link, open, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -17,6 +17,7 @@ import {
   type SignedUrlOptions,
 } from './blob-store.js';
 import type { UrlSigner } from './url-signer.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../private-files.js';
 
 interface BlobMeta {
   contentType: string;
@@ -49,8 +50,8 @@ export class LocalBlobStore implements BlobStore {
    * for an hour, because other processes (API, workers) may share this folder and be writing now.
    */
   async init(): Promise<void> {
-    await mkdir(this.tmpDir, { recursive: true });
-    await mkdir(this.metaDir, { recursive: true });
+    // Private folders (0700), existing ones included: blobs are the organizations' media.
+    for (const dir of [this.root, this.tmpDir, this.metaDir]) await ensurePrivateDir(dir, { tighten: true });
     const cutoff = Date.now() - STALE_TMP_MS;
     for (const name of await readdir(this.tmpDir)) {
       const p = join(this.tmpDir, name);
@@ -63,7 +64,7 @@ export class LocalBlobStore implements BlobStore {
     assertValidBlobKey(key);
     const tmp = join(this.tmpDir, randomUUID());
     try {
-      await pipeline(body, createWriteStream(tmp, { flags: 'wx', mode: 0o640 }));
+      await pipeline(body, createWriteStream(tmp, { flags: 'wx', mode: PRIVATE_FILE_MODE }));
       return await this.commit(key, tmp, opts.contentType);
     } finally {
       await rm(tmp, { force: true });
@@ -136,6 +137,40 @@ export class LocalBlobStore implements BlobStore {
     return this.pathOf(key);
   }
 
+  async download(key: string, path: string): Promise<void> {
+    assertValidBlobKey(key);
+    const src = this.pathOf(key);
+    try {
+      // A hard link costs nothing and stays valid if the blob is deleted meanwhile.
+      await link(src, path);
+    } catch (err) {
+      if (isNotFound(err)) throw new BlobNotFoundError(key);
+      await copyFile(src, path).catch((e: unknown) => {
+        throw isNotFound(e) ? new BlobNotFoundError(key) : e;
+      });
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const dir = prefix.replace(/\/+$/, '');
+    if (dir !== '') assertValidBlobKey(dir);
+    const out: string[] = [];
+    const walk = async (rel: string): Promise<void> => {
+      const entries = await readdir(join(this.root, rel), { withFileTypes: true }).catch((err: unknown) => {
+        if (isNotFound(err)) return [];
+        throw err;
+      });
+      for (const e of entries) {
+        if (e.name.startsWith('.')) continue;
+        const k = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) await walk(k);
+        else if (e.isFile()) out.push(k);
+      }
+    };
+    await walk(dir);
+    return out.sort();
+  }
+
   private pathOf(key: string): string {
     return join(this.root, key);
   }
@@ -148,22 +183,25 @@ export class LocalBlobStore implements BlobStore {
   private async commit(key: string, tmp: string, contentType: string): Promise<BlobStat> {
     const fh = await open(tmp, 'r+');
     try {
+      // Exactly 0600 whatever the umask, and whoever wrote the file (a moved upload or fetch).
+      await fh.chmod(PRIVATE_FILE_MODE);
       await fh.datasync();
     } finally {
       await fh.close();
     }
     const metaPath = this.metaPathOf(key);
-    await mkdir(dirname(metaPath), { recursive: true });
+    await ensurePrivateDir(dirname(metaPath));
     const metaTmp = join(this.tmpDir, `${randomUUID()}.json`);
     const meta: BlobMeta = { contentType: contentType || DEFAULT_CONTENT_TYPE };
     try {
-      await writeFile(metaTmp, JSON.stringify(meta), { mode: 0o640 });
+      await writeFile(metaTmp, JSON.stringify(meta), { mode: PRIVATE_FILE_MODE });
+      await chmod(metaTmp, PRIVATE_FILE_MODE);
       await rename(metaTmp, metaPath);
     } finally {
       await rm(metaTmp, { force: true });
     }
     const final = this.pathOf(key);
-    await mkdir(dirname(final), { recursive: true });
+    await ensurePrivateDir(dirname(final));
     await rename(tmp, final);
     const st = await stat(final);
     return { size: st.size, contentType: meta.contentType, lastModified: st.mtime };

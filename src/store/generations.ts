@@ -1,4 +1,4 @@
-// The generation row is the source of truth; its lease columns are how workers share it.
+// The generation row: what clients see of a generation. How its work runs is its job row (jobs.ts).
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, GenerationTable } from './schema.js';
 import type { Dialect } from './database.js';
@@ -27,14 +27,8 @@ export interface GenerationRecord {
   error: string | null;
   errorCode: string | null;
   quality: Record<string, unknown> | null;
-  attempts: number;
-  maxAttempts: number;
-  leaseOwner: string | null;
-  leaseExpiresAt: string | null;
-  cancelRequested: boolean;
   startedAt: string | null;
   finishedAt: string | null;
-  deadlineAt: string | null;
   createdAt: string;
   updatedAt: string;
   deletedAt: string | null;
@@ -66,14 +60,8 @@ export function toGeneration(r: Selectable<GenerationTable>): GenerationRecord {
     error: r.error,
     errorCode: r.error_code,
     quality: j(r.quality),
-    attempts: r.attempts,
-    maxAttempts: r.max_attempts,
-    leaseOwner: r.lease_owner,
-    leaseExpiresAt: r.lease_expires_at,
-    cancelRequested: r.cancel_requested === 1,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
-    deadlineAt: r.deadline_at,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     deletedAt: r.deleted_at,
@@ -104,14 +92,8 @@ export function toRow(g: GenerationRecord): GenerationTable {
     error: g.error,
     error_code: g.errorCode,
     quality: g.quality === null ? null : JSON.stringify(g.quality),
-    attempts: g.attempts,
-    max_attempts: g.maxAttempts,
-    lease_owner: g.leaseOwner,
-    lease_expires_at: g.leaseExpiresAt,
-    cancel_requested: g.cancelRequested ? 1 : 0,
     started_at: g.startedAt,
     finished_at: g.finishedAt,
-    deadline_at: g.deadlineAt,
     created_at: g.createdAt,
     updated_at: g.updatedAt,
     deleted_at: g.deletedAt,
@@ -213,160 +195,60 @@ export class GenerationRepository {
       .execute();
   }
 
-  /** Atomically takes the oldest PENDING generation for this worker. */
-  async claimNext(owner: string, leaseMs: number): Promise<GenerationRecord | null> {
-    const now = new Date();
-    const nowIso = now.toISOString();
-    const leaseIso = new Date(now.getTime() + leaseMs).toISOString();
-    if (this.dialect === 'sqlite') {
-      // One statement (pick and take): a select-then-update transaction would fail with
-      // SQLITE_BUSY_SNAPSHOT when another process writes between the two.
-      const updated = await this.db
-        .updateTable('generations')
-        .set((eb) => ({
-          status: 'PROCESSING',
-          lease_owner: owner,
-          lease_expires_at: leaseIso,
-          attempts: eb('attempts', '+', 1),
-          started_at: eb.fn.coalesce('started_at', eb.val(nowIso)),
-          updated_at: nowIso,
-        }))
-        .where('id', '=', (eb) =>
-          eb
-            .selectFrom('generations')
-            .select('id')
-            .where('status', '=', 'PENDING')
-            .where('deleted_at', 'is', null)
-            .orderBy('created_at')
-            .orderBy('id')
-            .limit(1),
-        )
-        .where('status', '=', 'PENDING')
-        .returningAll()
-        .executeTakeFirst();
-      return updated ? toGeneration(updated) : null;
-    }
-    return this.db.transaction().execute(async (trx) => {
-      // PostgreSQL: FOR UPDATE SKIP LOCKED lets many workers claim different rows at once.
-      const row = await trx
-        .selectFrom('generations')
-        .select('id')
-        .where('status', '=', 'PENDING')
-        .where('deleted_at', 'is', null)
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(1)
-        .forUpdate()
-        .skipLocked()
-        .executeTakeFirst();
-      if (!row) return null;
-      const updated = await trx
-        .updateTable('generations')
-        .set((eb) => ({
-          status: 'PROCESSING',
-          lease_owner: owner,
-          lease_expires_at: leaseIso,
-          attempts: eb('attempts', '+', 1),
-          started_at: eb.fn.coalesce('started_at', eb.val(nowIso)),
-          updated_at: nowIso,
-        }))
-        .where('id', '=', row.id)
-        .where('status', '=', 'PENDING')
-        .returningAll()
-        .executeTakeFirst();
-      return updated ? toGeneration(updated) : null;
-    });
-  }
-
-  /** Renews the lease; false when this worker no longer owns the job (it must stop). */
-  async heartbeat(id: string, owner: string, leaseMs: number, progress?: number): Promise<boolean> {
-    const now = Date.now();
-    const set: Partial<GenerationTable> = {
-      lease_expires_at: new Date(now + leaseMs).toISOString(),
-      updated_at: new Date(now).toISOString(),
-    };
-    if (progress !== undefined) set.progress = progress;
-    const r = await this.db
+  /** The job started running (a claim): PROCESSING. */
+  async markProcessing(trx: Q, id: string): Promise<void> {
+    const now = new Date().toISOString();
+    await trx
       .updateTable('generations')
-      .set(set)
+      .set((eb) => ({
+        status: 'PROCESSING',
+        progress: 0,
+        started_at: eb.fn.coalesce('started_at', eb.val(now)),
+        updated_at: now,
+      }))
       .where('id', '=', id)
-      .where('lease_owner', '=', owner)
-      .where('status', '=', 'PROCESSING')
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) === 1;
+      .where('status', 'in', ['PENDING', 'PROCESSING'])
+      .execute();
   }
 
-  async isCancelRequested(id: string): Promise<boolean> {
-    const r = await this.db
-      .selectFrom('generations')
-      .select('cancel_requested')
+  /** The job went back to the queue (retry, lost worker, handed back at shutdown): PENDING. */
+  async markPending(trx: Q, id: string): Promise<void> {
+    await trx
+      .updateTable('generations')
+      .set({ status: 'PENDING', progress: 0, updated_at: new Date().toISOString() })
       .where('id', '=', id)
-      .executeTakeFirst();
-    return r?.cancel_requested === 1;
+      .where('status', 'in', ['PENDING', 'PROCESSING'])
+      .execute();
+  }
+
+  async setProgress(id: string, progress: number): Promise<void> {
+    await this.db
+      .updateTable('generations')
+      .set({ progress, updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .where('status', '=', 'PROCESSING')
+      .execute();
   }
 
   /**
-   * Moves a generation to a terminal state, only if `guard` still holds (the caller's lease, or the
-   * expected status). Returns the updated row, or null when someone else already finished it.
+   * Moves a generation to a terminal state from one of `fromStatuses`. Returns the updated row, or
+   * null when it had already left them. The caller fences with the job row in the same transaction.
    */
-  async finish(
+  async settle(
     trx: Transaction<Database>,
     id: string,
-    guard: { owner?: string; statuses: GenerationStatus[] },
+    fromStatuses: GenerationStatus[],
     set: Partial<GenerationTable> & { status: GenerationStatus },
   ): Promise<GenerationRecord | null> {
     const now = new Date().toISOString();
-    let q = trx
+    const r = await trx
       .updateTable('generations')
-      .set({ ...set, lease_owner: null, lease_expires_at: null, finished_at: now, updated_at: now })
+      .set({ ...set, finished_at: now, updated_at: now })
       .where('id', '=', id)
-      .where('status', 'in', guard.statuses);
-    if (guard.owner) q = q.where('lease_owner', '=', guard.owner);
-    const r = await q.returningAll().executeTakeFirst();
-    return r ? toGeneration(r) : null;
-  }
-
-  /** Puts a PROCESSING job whose lease ran out back to PENDING (it will be claimed again). */
-  async requeue(id: string, leaseExpiresAt: string): Promise<boolean> {
-    const now = new Date().toISOString();
-    const r = await this.db
-      .updateTable('generations')
-      .set({ status: 'PENDING', lease_owner: null, lease_expires_at: null, progress: 0, updated_at: now })
-      .where('id', '=', id)
-      .where('status', '=', 'PROCESSING')
-      .where('lease_expires_at', '=', leaseExpiresAt)
+      .where('status', 'in', fromStatuses)
+      .returningAll()
       .executeTakeFirst();
-    return Number(r.numUpdatedRows) === 1;
-  }
-
-  async expiredLeases(nowIso: string, limit = 50): Promise<GenerationRecord[]> {
-    const rows = await this.db
-      .selectFrom('generations')
-      .selectAll()
-      .where('status', '=', 'PROCESSING')
-      .where('lease_expires_at', '<', nowIso)
-      .limit(limit)
-      .execute();
-    return rows.map(toGeneration);
-  }
-
-  async pastDeadline(nowIso: string, limit = 50): Promise<GenerationRecord[]> {
-    const rows = await this.db
-      .selectFrom('generations')
-      .selectAll()
-      .where('status', 'in', ['PENDING', 'PROCESSING'])
-      .where('deadline_at', '<', nowIso)
-      .limit(limit)
-      .execute();
-    return rows.map(toGeneration);
-  }
-
-  async requestCancel(id: string): Promise<void> {
-    await this.db
-      .updateTable('generations')
-      .set({ cancel_requested: 1, updated_at: new Date().toISOString() })
-      .where('id', '=', id)
-      .execute();
+    return r ? toGeneration(r) : null;
   }
 
   /** Ids (and update times) of rows changed since `sinceIso`, for the SQLite cross-process wake-up. */

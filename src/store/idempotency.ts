@@ -80,6 +80,40 @@ export class IdempotencyRepository {
       .execute();
   }
 
+  /**
+   * Takes over an expired pending claim for a new request (only if it is still the same claim:
+   * two requests taking it over at once cannot both win).
+   */
+  async takeOver(expired: IdempotencyRecord, fresh: IdempotencyRecord): Promise<boolean> {
+    const r = await this.db
+      .updateTable('idempotency_keys')
+      .set({
+        fingerprint: fresh.fingerprint,
+        resource_id: null,
+        created_at: fresh.createdAt,
+        expires_at: fresh.expiresAt,
+      })
+      .where('organization_id', '=', expired.organizationId)
+      .where('scope', '=', expired.scope)
+      .where('key', '=', expired.key)
+      .where('state', '=', 'pending')
+      .where('created_at', '=', expired.createdAt)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+
+  /** Binds a pending claim to a resource found to exist (its commit did land). */
+  async markDone(organizationId: string, scope: string, key: string, resourceId: string): Promise<void> {
+    await this.db
+      .updateTable('idempotency_keys')
+      .set({ state: 'done', resource_id: resourceId })
+      .where('organization_id', '=', organizationId)
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .where('state', '=', 'pending')
+      .execute();
+  }
+
   /** Releases a claim whose request was refused before anything was created, so the client may retry. */
   async release(organizationId: string, scope: string, key: string): Promise<void> {
     await this.db

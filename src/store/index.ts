@@ -7,6 +7,8 @@ import { SettingsRepository } from './settings.js';
 import { GenerationRepository } from './generations.js';
 import { IdempotencyRepository } from './idempotency.js';
 import { WebhookRepository } from './webhooks.js';
+import { JobRepository } from './jobs.js';
+import { UsageRepository } from './usage.js';
 
 export interface Store {
   readonly db: Db;
@@ -18,6 +20,8 @@ export interface Store {
   readonly generations: GenerationRepository;
   readonly idempotency: IdempotencyRepository;
   readonly webhooks: WebhookRepository;
+  readonly jobs: JobRepository;
+  readonly usage: UsageRepository;
 }
 
 export function createStore(db: Db): Store {
@@ -32,5 +36,7 @@ export function createStore(db: Db): Store {
     generations: new GenerationRepository(k, db.dialect),
     idempotency: new IdempotencyRepository(k),
     webhooks: new WebhookRepository(k),
+    jobs: new JobRepository(k, db.dialect),
+    usage: new UsageRepository(k),
   };
 }

@@ -75,6 +75,35 @@ export interface Database {
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
   usage_records: UsageRecordTable;
+  jobs: JobTable;
+}
+
+/** How work runs (0004). Times are milliseconds since the epoch, taken from the database clock. */
+export interface JobTable {
+  id: string;
+  kind: string;
+  subject_id: string;
+  organization_id: string;
+  payload: string;
+  payload_version: number;
+  status: string;
+  priority: number;
+  run_at: number;
+  attempts: number;
+  max_attempts: number;
+  lease_token: string | null;
+  lease_expires_at: number | null;
+  locked_by: string | null;
+  parent_id: string | null;
+  timeout_ms: number;
+  deadline_at: number | null;
+  cancel_requested: number;
+  progress: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  finished_at: number | null;
 }
 
 export interface GenerationTable {
@@ -100,14 +129,8 @@ export interface GenerationTable {
   error: string | null;
   error_code: string | null;
   quality: string | null;
-  attempts: number;
-  max_attempts: number;
-  lease_owner: string | null;
-  lease_expires_at: string | null;
-  cancel_requested: number;
   started_at: string | null;
   finished_at: string | null;
-  deadline_at: string | null;
   created_at: string;
   updated_at: string;
   deleted_at: string | null;

@@ -131,7 +131,9 @@ describe(`crash recovery (${DB})`, { timeout: 300_000 }, () => {
     db = await createServices(loadConfig({ ...dep.env, LOG_LEVEL: 'silent' }), createLogger('silent'));
     const before = (await db.store.generations.findAny(longId))!;
     assert.equal(before.status, 'PROCESSING', 'the crashed job is left PROCESSING under a dead lease');
-    assert.equal(before.attempts, 1);
+    const beforeJob = (await db.store.jobs.findBySubject('generation', longId))!;
+    assert.equal(beforeJob.status, 'running');
+    assert.equal(beforeJob.attempts, 1);
 
     second = await startServer({ env: { ...dep.env } });
     const all = [longId, ...queued];
@@ -148,9 +150,14 @@ describe(`crash recovery (${DB})`, { timeout: 300_000 }, () => {
         assert.equal(p.video.height, 640);
       }
     }
-    const after = (await db.store.generations.findAny(longId))!;
+    const after = (await db.store.jobs.findBySubject('generation', longId))!;
     assert.equal(after.attempts, 2, 'claimed once by the dead server and once after the restart');
-    assert.equal(after.leaseOwner, null);
+    assert.equal(after.leaseToken, null);
+    assert.equal(after.status, 'completed');
+    // no output of any attempt but the one that completed is left in the store
+    const blobs = await db.blobs.list(`jobs/${after.id}/`);
+    const g = (await db.store.generations.findAny(longId))!;
+    assert.deepEqual(blobs, [g.outputKey].sort());
     // exactly once: one usage record per generation, none lost
     const usage = await db.store.db.kysely
       .selectFrom('usage_records')
@@ -163,6 +170,6 @@ describe(`crash recovery (${DB})`, { timeout: 300_000 }, () => {
     const active = await db.store.generations.countActive(org.id);
     assert.equal(active, 0);
     // the restarted server logged the requeue of the expired lease
-    assert.match(second.stdout(), /lease expired; generation requeued/);
+    assert.match(second.stdout(), /lease expired; job requeued/);
   });
 });

@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
 import { startBackground, type Background } from '../../src/jobs/runtime.js';
-import { createJobRunner } from '../../src/pipeline/run-generation.js';
 import {
   AUDIO_SHORT_SECONDS,
   VIDEO_SECONDS,
@@ -55,7 +54,7 @@ describe(`create generation (${DB})`, { timeout: 240_000 }, () => {
     other = await createOrgWithKey(t.services, { plan: 'enterprise' });
     videoAsset = await uploadAsset(t.app, org.owner.headers, m.video);
     audioAsset = await uploadAsset(t.app, org.owner.headers, m.audioShort);
-    bg = startBackground(t.services, createJobRunner(t.services));
+    bg = startBackground(t.services);
   });
   after(async () => {
     await bg?.stop();

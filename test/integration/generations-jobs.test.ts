@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { createOrgWithKey, createTestServices, runCliJson, type TestServices } from '../helpers/index.js';
 import { startBackground, type Background } from '../../src/jobs/runtime.js';
 import { Watchdog } from '../../src/jobs/watchdog.js';
-import { createJobRunner } from '../../src/pipeline/run-generation.js';
 import {
   makeTestMedia,
   postGenerate,
@@ -90,7 +89,21 @@ describe(`admission, cancel and the watchdog (${DB})`, { timeout: 240_000 }, () 
       }
     }
   }
-  const quietWatchdog = () => new Watchdog(t.services.store, t.services.finisher, t.services.logger, 60_000);
+  const quietWatchdog = () => new Watchdog(t.services.store, t.services.queue, t.services.logger, 60_000);
+  const job = async (id: string) => (await t.services.store.jobs.findBySubject('generation', id))!;
+  /** A worker that claims the next job and then does nothing (it died, or stalls). */
+  const ghostClaim = (owner: string, leaseMs: number) =>
+    t.services.queue.claim(['generation'], owner, leaseMs);
+  /** Lets the job's lease run out now (database time), as if its worker had died long ago. */
+  const expireLease = (id: string) =>
+    t.services.store.db.kysely
+      .updateTable('jobs')
+      .set({ lease_expires_at: 0 })
+      .where('subject_id', '=', id)
+      .execute();
+  /** Makes a job queued for a later retry due now. */
+  const dueNow = (id: string) =>
+    t.services.store.db.kysely.updateTable('jobs').set({ run_at: 0 }).where('subject_id', '=', id).execute();
 
   test('free plan: a second active generation gets 429 concurrency_limit_reached with retry fields', async () => {
     const free = await orgWithAssets('free');
@@ -227,7 +240,7 @@ describe(`admission, cancel and the watchdog (${DB})`, { timeout: 240_000 }, () 
       const o = await orgWithAssets('enterprise', m.audio61);
       // 61 s of output: long enough to still be running when the cancel arrives
       const id = await created(o, { sync_mode: 'loop' });
-      bg = startBackground(t.services, createJobRunner(t.services));
+      bg = startBackground(t.services);
       for (let i = 0; i < 200 && (await row(id)).status !== 'PROCESSING'; i++)
         await new Promise((r) => setTimeout(r, 50));
       assert.equal((await row(id)).status, 'PROCESSING');
@@ -246,22 +259,27 @@ describe(`admission, cancel and the watchdog (${DB})`, { timeout: 240_000 }, () 
       const o = await orgWithAssets('enterprise');
       const id = await created(o);
       // A worker that claims the job and dies: its lease is never renewed.
-      const ghost = await t.services.store.generations.claimNext('ghost-worker', 300);
-      assert.equal(ghost?.id, id);
+      const ghost = await ghostClaim('ghost-worker', 60_000);
+      assert.equal(ghost?.subjectId, id);
       assert.equal((await row(id)).status, 'PROCESSING');
-      assert.equal((await row(id)).attempts, 1);
-      bg = startBackground(t.services, createJobRunner(t.services));
+      assert.equal((await job(id)).attempts, 1);
+      await expireLease(id);
+      await quietWatchdog().tick();
+      assert.equal((await row(id)).status, 'PENDING');
+      await dueNow(id);
+      bg = startBackground(t.services);
       const done = await waitTerminal(t.app, o.org.owner.headers, id);
       assert.equal(done.status, 'COMPLETED', JSON.stringify(done));
-      const r = await row(id);
-      assert.equal(r.attempts, 2);
-      assert.equal(r.leaseOwner, null);
+      const j = await job(id);
+      assert.equal(j.attempts, 2);
+      assert.equal(j.leaseToken, null);
+      assert.equal(j.status, 'completed');
       assert.equal(await usageRows(id), 1);
-      // the dead worker's late finish cannot complete it a second time
-      const late = await t.services.finisher.finish(
-        id,
-        { owner: 'ghost-worker', statuses: ['PROCESSING'] },
-        { status: 'FAILED', error: 'late', errorCode: 'generation_processing_failed' },
+      // the dead worker's late finish (its token) cannot settle it a second time
+      const late = await t.services.queue.settle(
+        ghost!,
+        { token: ghost!.leaseToken!, statuses: ['running'] },
+        { status: 'failed', error: { code: 'late', message: 'late' } },
       );
       assert.equal(late, null);
       assert.equal((await row(id)).status, 'COMPLETED');
@@ -274,13 +292,14 @@ describe(`admission, cancel and the watchdog (${DB})`, { timeout: 240_000 }, () 
     await clearQueue();
     const o = await orgWithAssets('enterprise');
     const id = await created(o);
-    assert.equal((await row(id)).maxAttempts, 2);
+    assert.equal((await job(id)).maxAttempts, 2);
     const watchdog = quietWatchdog();
     for (let attempt = 1; attempt <= 2; attempt++) {
-      const claimed = await t.services.store.generations.claimNext(`ghost-${attempt}`, 1);
-      assert.equal(claimed?.id, id);
+      await dueNow(id);
+      const claimed = await ghostClaim(`ghost-${attempt}`, 60_000);
+      assert.equal(claimed?.subjectId, id);
       assert.equal(claimed?.attempts, attempt);
-      await new Promise((r) => setTimeout(r, 20));
+      await expireLease(id);
       await watchdog.tick();
     }
     const g = await t.app.inject({ method: 'GET', url: `/v2/generate/${id}`, headers: o.org.owner.headers });
@@ -302,54 +321,60 @@ describe(`admission, cancel and the watchdog (${DB})`, { timeout: 240_000 }, () 
     await clearQueue();
     const o = await orgWithAssets('enterprise');
     const id = await created(o);
-    assert.equal((await t.services.store.generations.claimNext('ghost-worker', 1))?.id, id);
+    assert.equal((await ghostClaim('ghost-worker', 60_000))?.subjectId, id);
     // the cancel arrives while the row is PROCESSING under the dead worker's lease
     const c = await t.services.generations.cancel(id);
     assert.equal(c.status, 'PROCESSING');
-    await new Promise((r) => setTimeout(r, 20));
+    await expireLease(id);
     await quietWatchdog().tick();
     const g = await t.app.inject({ method: 'GET', url: `/v2/generate/${id}`, headers: o.org.owner.headers });
     assert.equal(g.json().status, 'CANCELED', g.body);
     assert.equal(g.json().errorCode, 'generation_canceled');
     // nothing is left for a worker to pick up, and nothing was billed
-    assert.equal(await t.services.store.generations.claimNext('another-worker', 30_000), null);
+    assert.equal((await job(id)).status, 'canceled');
+    assert.equal(await ghostClaim('another-worker', 30_000), null);
     assert.equal(await usageRows(id), 0);
   });
 
-  test('a deadline in the past: TIMED_OUT (pending and processing alike)', async () => {
+  test('a run past its deadline is TIMED_OUT; a job waiting in the queue is never timed out', async () => {
     await clearQueue();
     const o = await orgWithAssets('enterprise');
     const processing = await created(o);
     const pending = await created(o);
     // a live worker holds the first one (a long lease); the second waits in the queue
-    assert.equal((await t.services.store.generations.claimNext('slow-worker', 60_000))?.id, processing);
+    const claimed = await ghostClaim('slow-worker', 60_000);
+    assert.equal(claimed?.subjectId, processing);
     assert.equal((await row(processing)).status, 'PROCESSING');
     assert.equal((await row(pending)).status, 'PENDING');
-    // time passes beyond LIPSYNC_JOB_TIMEOUT_SECONDS (the deadline written at creation)
-    const past = new Date(Date.now() - 1000).toISOString();
+    // the deadline is set when the run starts (start + job timeout), not at submission
+    const j = await job(processing);
+    assert.ok(j.deadlineAt !== null && j.startedAt !== null);
+    assert.equal(j.deadlineAt - j.startedAt, j.timeoutMs);
+    assert.equal((await job(pending)).deadlineAt, null);
+    // the run outlasts LIPSYNC_JOB_TIMEOUT_SECONDS
     await t.services.store.db.kysely
-      .updateTable('generations')
-      .set({ deadline_at: past })
-      .where('id', 'in', [processing, pending])
+      .updateTable('jobs')
+      .set({ deadline_at: 1 })
+      .where('subject_id', '=', processing)
       .execute();
     await quietWatchdog().tick();
-    for (const id of [processing, pending]) {
-      const g = await t.app.inject({
-        method: 'GET',
-        url: `/v2/generate/${id}`,
-        headers: o.org.owner.headers,
-      });
-      assert.equal(g.json().status, 'TIMED_OUT', g.body);
-      assert.equal(g.json().errorCode, 'generation_timed_out');
-    }
-    // the slow worker's heartbeat now fails: it must stop
-    assert.equal(await t.services.store.generations.heartbeat(processing, 'slow-worker', 60_000), false);
+    const g = await t.app.inject({
+      method: 'GET',
+      url: `/v2/generate/${processing}`,
+      headers: o.org.owner.headers,
+    });
+    assert.equal(g.json().status, 'TIMED_OUT', g.body);
+    assert.equal(g.json().errorCode, 'generation_timed_out');
+    assert.equal((await row(pending)).status, 'PENDING', 'a backlog never times a job out');
+    // the slow worker's heartbeat now answers 'lost': it must stop
+    assert.equal(await t.services.queue.heartbeat(claimed!, claimed!.leaseToken!, 60_000), 'lost');
     // a timed-out generation frees its slot and can be deleted
     const del = await t.app.inject({
       method: 'DELETE',
-      url: `/v2/generations/${pending}`,
+      url: `/v2/generations/${processing}`,
       headers: o.org.owner.headers,
     });
     assert.equal(del.statusCode, 200);
+    await t.services.generations.cancel(pending);
   });
 });

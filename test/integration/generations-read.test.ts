@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
 import { startBackground, type Background } from '../../src/jobs/runtime.js';
-import { createJobRunner } from '../../src/pipeline/run-generation.js';
 import {
   fetchSigned,
   makeTestMedia,
@@ -214,7 +213,7 @@ describe(`get, list, delete, download, estimate (${DB})`, { timeout: 240_000 }, 
 
   describe('with the worker running', () => {
     before(() => {
-      bg = startBackground(t.services, createJobRunner(t.services));
+      bg = startBackground(t.services);
     });
 
     test('a long-poll returns as soon as the generation completes, well before the timeout', async () => {
@@ -347,7 +346,7 @@ describe(`get, list, delete, download, estimate (${DB})`, { timeout: 240_000 }, 
       assert.ok(asset);
       await t.services.blobs.delete(asset.storageKey);
       assert.equal(await t.services.blobs.exists(asset.storageKey), false);
-      bg = startBackground(t.services, createJobRunner(t.services));
+      bg = startBackground(t.services);
       const done = await waitTerminal(t.app, org.owner.headers, g.id);
       assert.equal(done.status, 'FAILED', JSON.stringify(done));
       assert.equal(typeof done.error, 'string');

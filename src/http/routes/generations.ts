@@ -1,19 +1,14 @@
 // Generations: create (JSON or multipart), get with long-poll, list, delete, download URL, estimate.
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { join } from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Services } from '../../services/container.js';
 import type { GenerationRecord } from '../../store/generations.js';
-import type { Organization } from '../../store/organizations.js';
-import { generationView } from '../../services/generation-view.js';
 import { AppError } from '../../domain/errors.js';
 import { parseIdempotencyKey } from '../../domain/idempotency.js';
-import { PLAN_LIMITS } from '../../domain/plans.js';
+import { formToGenerationBody, GENERATION_FILE_FIELDS } from '../../services/generation-uploads.js';
 import { requireAuth } from '../gatekeeper.js';
-import { readMultipart, type MultipartForm } from '../multipart.js';
+import { planFileLimit, readMultipart, type MultipartForm } from '../multipart.js';
 import { IdParams, errorResponses } from '../schemas/common.js';
 import {
   CreateGenerationBody,
@@ -28,19 +23,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     generationForm?: MultipartForm;
   }
-}
-
-const JSON_FIELDS = ['input', 'options', 'segments', 'dubParams', 'dialogueEdit'];
-const FILE_FIELDS = ['video', 'image', 'audio'] as const;
-
-function sha256File(path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const h = createHash('sha256');
-    createReadStream(path)
-      .on('data', (c) => h.update(c))
-      .on('error', reject)
-      .on('end', () => resolve(h.digest('hex')));
-  });
 }
 
 function csv(v: string | undefined): string[] | undefined {
@@ -58,63 +40,16 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
   const tags = ['generations'];
   const gens = services.generations;
 
-  async function outputUrl(g: GenerationRecord, org: Organization): Promise<string | null> {
-    if (g.status !== 'COMPLETED') return null;
-    if (!g.outputKey) return g.outputUrl;
-    const key = PLAN_LIMITS[org.plan].watermark ? (g.watermarkedKey ?? g.outputKey) : g.outputKey;
-    return services.blobs.signedUrl(key, { fileName: downloadName(g) });
-  }
-
-  function downloadName(g: GenerationRecord, requested?: string): string {
-    const base = (requested ?? g.outputFileName ?? `generation-${g.id}`).replace(/\.[A-Za-z0-9]{1,5}$/, '');
-    return `${base}.${g.outputFormat}`;
-  }
-
-  const view = async (
-    g: GenerationRecord,
-    org: Organization,
-    extra: { progress?: boolean; quality?: boolean } = {},
-  ) =>
-    generationView(g, {
-      outputUrl: await outputUrl(g, org),
-      includeProgress: extra.progress,
-      includeQuality: extra.quality,
-    });
-
   // Multipart bodies become the same object as a JSON body before schema validation.
   async function parseMultipartBody(request: FastifyRequest): Promise<void> {
     if (!request.isMultipart()) return;
     const form = await readMultipart(request, {
-      tmpDir: join(services.config.dataDir, 'tmp'),
-      fileFields: FILE_FIELDS,
+      tmpDir: services.config.tempDir,
+      fileFields: GENERATION_FILE_FIELDS,
+      maxFileBytes: planFileLimit(requireAuth(request).organization, services.assets),
     });
     request.generationForm = form;
-    const body: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(form.fields)) {
-      if (JSON_FIELDS.includes(k)) {
-        try {
-          body[k] = JSON.parse(v);
-        } catch {
-          throw new AppError('invalid_request', { field: k, message: `${k} must be a JSON string` });
-        }
-      } else body[k] = v;
-    }
-    const seen = new Set<string>();
-    for (const f of form.files) {
-      if (seen.has(f.fieldName))
-        throw new AppError('invalid_request', {
-          field: f.fieldName,
-          message: `only one ${f.fieldName} file is allowed`,
-        });
-      seen.add(f.fieldName);
-    }
-    // A file replaces input items of the same type; its assetId is filled in after the idempotency check.
-    const input = Array.isArray(body.input) ? (body.input as Record<string, unknown>[]) : [];
-    body.input = [
-      ...input.filter((i) => !seen.has(String(i?.type))),
-      ...[...seen].map((type) => ({ type, assetId: `upload:${type}` })),
-    ];
-    request.body = body;
+    request.body = formToGenerationBody(form);
   }
 
   app.post(
@@ -137,48 +72,14 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     },
     async (request, reply) => {
       const auth = requireAuth(request);
-      const key = parseIdempotencyKey(request.headers['idempotency-key']);
-      const form = request.generationForm;
-      let body = request.body as Record<string, unknown>;
-      let fingerprintPayload: unknown = body;
-      if (form) {
-        const hashes: Record<string, string> = {};
-        for (const f of form.files) hashes[f.fieldName] = await sha256File(f.path);
-        fingerprintPayload = { ...body, files: hashes };
-      }
-      const result = await gens.create(auth, body as never, {
-        idempotencyKey: key,
-        fingerprintPayload,
-        prepare: form
-          ? async () => {
-              // Rule 2: each uploaded file is saved as an asset and passed by assetId.
-              const ids: Record<string, string> = {};
-              for (const f of form.files) {
-                const a = await services.assets.upload({
-                  organization: auth.organization,
-                  keyId: auth.key.id,
-                  path: f.path,
-                  size: f.size,
-                  fileName: f.fileName,
-                });
-                ids[f.fieldName] = a.id;
-              }
-              body = {
-                ...body,
-                input: (body.input as Record<string, unknown>[]).map((i) =>
-                  typeof i.assetId === 'string' && i.assetId.startsWith('upload:')
-                    ? { type: i.type, assetId: ids[String(i.type)] }
-                    : i,
-                ),
-              };
-              return body as never;
-            }
-          : undefined,
+      const result = await gens.create(auth, request.body as never, {
+        idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
+        upload: request.generationForm,
       });
       if (result.replayed) void reply.header('Idempotency-Replayed', 'true');
       return reply
         .code(result.replayed ? 200 : 201)
-        .send((await view(result.generation, auth.organization)) as never);
+        .send((await gens.view(result.generation, auth.organization)) as never);
     },
   );
 
@@ -222,7 +123,7 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
       } else {
         g = await gens.get(auth.organization.id, request.params.id);
       }
-      return view(g, auth.organization, {
+      return gens.view(g, auth.organization, {
         progress: include.has('progress'),
         quality: include.has('quality'),
       }) as never;
@@ -250,7 +151,7 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
         limit: q.limit,
         cursor: q.cursor,
       });
-      return (await Promise.all(list.map((g) => view(g, auth.organization)))) as never;
+      return (await Promise.all(list.map((g) => gens.view(g, auth.organization)))) as never;
     },
   );
 
@@ -265,7 +166,7 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     },
     async (request) => {
       const auth = requireAuth(request);
-      return (await view(
+      return (await gens.view(
         await gens.delete(auth.organization.id, request.params.id),
         auth.organization,
       )) as never;
@@ -302,21 +203,8 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     },
     async (request, reply) => {
       const auth = requireAuth(request);
-      const t = await gens.downloadTarget(auth.organization, request.params.id);
-      let url = t.url;
-      if (t.key) {
-        try {
-          if (!(await services.blobs.exists(t.key))) throw new AppError('generation_output_unavailable');
-          // x-accelerate has no faster endpoint on a local store: the standard URL is the fallback.
-          url = await services.blobs.signedUrl(t.key, {
-            fileName: downloadName(t.generation, request.query.fileName),
-          });
-        } catch (err) {
-          if (err instanceof AppError) throw err;
-          throw new AppError('generation_download_unavailable', { headers: { 'Retry-After': '5' } });
-        }
-      }
-      return reply.type('text/plain; charset=utf-8').send(url as string);
+      const url = await gens.downloadUrl(auth.organization, request.params.id, request.query.fileName);
+      return reply.type('text/plain; charset=utf-8').send(url);
     },
   );
 

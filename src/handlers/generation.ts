@@ -1,0 +1,235 @@
+// The `generation` job kind: a lip-sync generation. Its payload names the generation; at claim time the
+// server reads the generation's resolved inputs and request and decides the watermark; the run is the
+// pipeline; each transition is mirrored onto the generation row (PROCESSING, PENDING, terminal states
+// with usage and the webhook outbox row in the same transaction).
+import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import type { Store } from '../store/index.js';
+import type { Database } from '../store/schema.js';
+import type { JobRecord } from '../store/jobs.js';
+import type { GenerationRecord } from '../store/generations.js';
+import type { GenerationStatus } from '../domain/generation-status.js';
+import { webhookStatus } from '../domain/generation-status.js';
+import { estimateCost, type PriceTable } from '../domain/pricing.js';
+import { isPlan, watermarksOutputs } from '../domain/plans.js';
+import { AppError } from '../domain/errors.js';
+import { generationView } from '../services/generation-view.js';
+import type { ResolvedMedia } from '../services/generation-inputs.js';
+import type { NormalisedRequest } from '../domain/generation-request.js';
+import type { EngineRegistry } from '../engines/registry.js';
+import { JobFailure, type JobError, type JobHandler, type JobOutcome } from '../jobs/handler.js';
+import { runGeneration, type GenerationResult, type GenerationRunInput } from '../pipeline/run-generation.js';
+
+export const GENERATION_KIND = 'generation';
+
+export interface GenerationPayload {
+  readonly generationId: string;
+}
+
+/** What the create transaction stores in generations.resolved_input. */
+interface StoredInputs {
+  video?: ResolvedMedia;
+  image?: ResolvedMedia;
+  audio?: ResolvedMedia;
+  request?: NormalisedRequest;
+}
+
+const TERMINAL_STATUS: Record<Exclude<JobOutcome<unknown>['status'], 'completed'>, GenerationStatus> = {
+  failed: 'FAILED',
+  canceled: 'CANCELED',
+  timed_out: 'TIMED_OUT',
+};
+
+/** The job system's own failure codes, as a generation reports them. */
+function generationError(e: JobError): JobError {
+  switch (e.code) {
+    case 'job_canceled':
+      return { code: 'generation_canceled', message: 'The generation was canceled.' };
+    case 'job_timed_out':
+      return { code: 'generation_timed_out', message: 'The generation ran longer than the server allows.' };
+    case 'worker_lost':
+      return {
+        code: 'generation_worker_lost',
+        message: e.message.replace('running this job', 'processing this generation'),
+      };
+    case 'job_failed':
+      return {
+        code: 'generation_processing_failed',
+        message: 'Processing failed because of an internal error. Try again later.',
+      };
+    default:
+      return e;
+  }
+}
+
+export interface GenerationHandlerDeps {
+  readonly store: Store;
+  readonly prices: PriceTable;
+  /** Built lazily: only processes that run generations load engine settings. */
+  readonly engines: () => EngineRegistry;
+}
+
+export function generationHandler(
+  deps: GenerationHandlerDeps,
+): JobHandler<GenerationPayload, GenerationRunInput, GenerationResult> {
+  const { store } = deps;
+  return {
+    kind: GENERATION_KIND,
+    payloadVersion: 1,
+
+    parsePayload(raw, version) {
+      const p = raw as Partial<GenerationPayload> | null;
+      if (version !== 1 || typeof p?.generationId !== 'string')
+        throw new Error(`unreadable generation payload (version ${version})`);
+      return { generationId: p.generationId };
+    },
+
+    async prepare(job, payload) {
+      const g = await store.generations.findAny(payload.generationId);
+      if (!g || g.deletedAt)
+        throw new JobFailure(
+          { code: 'generation_not_found', message: 'The generation no longer exists.' },
+          'permanent',
+        );
+      const org = await store.organizations.findById(g.organizationId);
+      if (!org || !isPlan(org.plan))
+        throw new JobFailure(
+          { code: 'generation_processing_failed', message: 'The organization no longer exists.' },
+          'permanent',
+        );
+      const stored = g.resolvedInput as StoredInputs;
+      const visual = stored.video ?? stored.image;
+      if (!visual || !stored.audio || !stored.request)
+        throw new JobFailure(
+          { code: 'generation_processing_failed', message: 'The generation has no resolved inputs.' },
+          'permanent',
+          `job ${job.id}: resolved_input incomplete`,
+        );
+      return {
+        generationId: g.id,
+        model: g.model,
+        request: stored.request,
+        visual,
+        audio: stored.audio,
+        watermark: watermarksOutputs(org.plan),
+      };
+    },
+
+    run(input, ctx) {
+      return runGeneration(input, ctx, deps.engines());
+    },
+
+    classify(err) {
+      if (err instanceof AppError) {
+        const quality = err.extras.details?.quality as Record<string, unknown> | undefined;
+        return new JobFailure(
+          { code: err.code, message: err.message, ...(quality ? { details: { quality } } : {}) },
+          'permanent',
+        );
+      }
+      return null;
+    },
+
+    async onClaimed(trx, job) {
+      await store.generations.markProcessing(trx, job.subjectId);
+    },
+
+    async onRequeued(trx, job) {
+      await store.generations.markPending(trx, job.subjectId);
+    },
+
+    async onProgress(job, percent) {
+      await store.generations.setProgress(job.subjectId, percent);
+    },
+
+    async onSettled(trx, job, outcome) {
+      const g = await settleGeneration(trx, job, outcome);
+      if (!g) return;
+      if (outcome.status === 'completed') await recordUsage(trx, g, outcome.result);
+      if (g.webhookUrl) await enqueueWebhook(trx, g);
+    },
+  };
+
+  async function settleGeneration(
+    trx: Transaction<Database>,
+    job: JobRecord,
+    outcome: JobOutcome<GenerationResult>,
+  ): Promise<GenerationRecord | null> {
+    const from: GenerationStatus[] = ['PENDING', 'PROCESSING'];
+    if (outcome.status === 'completed') {
+      const r = outcome.result;
+      return store.generations.settle(trx, job.subjectId, from, {
+        status: 'COMPLETED',
+        output_key: r.outputKey,
+        watermarked_key: r.watermarkedKey,
+        output_duration: r.outputDuration,
+        progress: 100,
+        quality: JSON.stringify(r.quality),
+        error: null,
+        error_code: null,
+      });
+    }
+    const e = generationError(outcome.error);
+    const quality = e.details?.quality;
+    return store.generations.settle(trx, job.subjectId, from, {
+      status: TERMINAL_STATUS[outcome.status],
+      error: e.message,
+      error_code: e.code,
+      ...(quality ? { quality: JSON.stringify(quality) } : {}),
+    });
+  }
+
+  async function recordUsage(trx: Transaction<Database>, g: GenerationRecord, r: GenerationResult) {
+    const billing = (await store.usage.billingOf(trx, g.organizationId)) === 'credits' ? 'credits' : 'usd';
+    let cost = 0;
+    let credits: number | null = null;
+    let frames = Math.ceil(r.outputDuration * r.fps);
+    try {
+      const e = estimateCost(
+        deps.prices,
+        { model: g.model, duration: r.outputDuration, fps: r.fps },
+        billing,
+      );
+      cost = e.estimatedGenerationCost;
+      credits = e.estimatedCredits;
+      frames = e.estimatedFrameCount;
+    } catch {
+      // a model without a price is recorded at zero cost
+    }
+    await store.usage.record(trx, {
+      organizationId: g.organizationId,
+      generationId: g.id,
+      apiKeyId: g.apiKeyId,
+      model: g.model,
+      seconds: r.outputDuration,
+      frames,
+      cost,
+      credits,
+    });
+  }
+
+  async function enqueueWebhook(trx: Transaction<Database>, g: GenerationRecord) {
+    const now = new Date().toISOString();
+    // The output URL is signed at delivery time, so that it is fresh.
+    const payload = {
+      ...generationView(g, { outputUrl: null }),
+      status: webhookStatus(g.status),
+      finalStatus: g.status,
+    };
+    await store.webhooks.enqueue(trx, {
+      id: randomUUID(),
+      organizationId: g.organizationId,
+      generationId: g.id,
+      event: 'generation.status',
+      url: g.webhookUrl as string,
+      payload: JSON.stringify(payload),
+      status: 'pending',
+      attempts: 0,
+      nextAttemptAt: now,
+      lastStatusCode: null,
+      lastError: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+  }
+}

@@ -1,0 +1,118 @@
+// A job handler is everything one kind of work adds to the job system: how its stored payload is read,
+// what a run needs (prepared on the server when the job is claimed), the run itself (which may happen
+// on another machine), and its resource's part of each transition (in the job system's transactions).
+import type { Logger } from 'pino';
+import type { Transaction } from 'kysely';
+import type { Database } from '../store/schema.js';
+import type { JobRecord } from '../store/jobs.js';
+import type { FailureKind } from '../domain/jobs.js';
+
+/** What a run may read and write: inputs by blob key, outputs by name (attempt-scoped keys). */
+export interface JobFiles {
+  /** Copies the blob to a local file (a temporary download; a link where the store is on this disk). */
+  download(key: string, path: string, signal?: AbortSignal): Promise<void>;
+  /** Stores a local file as an output of this attempt; returns its key (promoted on completion). */
+  upload(name: string, path: string, contentType: string): Promise<string>;
+}
+
+export interface RunContext {
+  readonly jobId: string;
+  readonly attempt: number;
+  readonly signal: AbortSignal;
+  readonly logger: Logger;
+  readonly files: JobFiles;
+  /** A temporary folder root for this machine. */
+  readonly tempRoot: string;
+  /** 0..100; flushed to the database soon after it changes (throttled). */
+  progress(percent: number): void;
+}
+
+/** A failure as clients see it: a catalogue code and a message written for users. */
+export interface JobError {
+  readonly code: string;
+  readonly message: string;
+  /** Extra facts for the resource (e.g. the engine's quality report). */
+  readonly details?: Record<string, unknown>;
+}
+
+export type JobOutcome<R> =
+  | { readonly status: 'completed'; readonly result: R }
+  | { readonly status: 'failed' | 'canceled' | 'timed_out'; readonly error: JobError };
+
+/** How a handler reports that a run cannot succeed, or failed for now. */
+export class JobFailure extends Error {
+  constructor(
+    readonly error: JobError,
+    readonly failureKind: FailureKind,
+    /** The detail for the log (never shown to clients). */
+    readonly detail?: unknown,
+  ) {
+    super(error.message);
+    this.name = 'JobFailure';
+  }
+}
+
+type Trx = Transaction<Database>;
+
+export interface JobHandler<Payload = unknown, Input = unknown, Result = unknown> {
+  readonly kind: string;
+  /** The payload version new jobs are written with. */
+  readonly payloadVersion: number;
+  /** Reads a stored payload of any version up to payloadVersion (throws on anything else). */
+  parsePayload(raw: unknown, version: number): Payload;
+  /** On the server, at claim time: what the run needs, with the decisions made now. */
+  prepare(job: JobRecord, payload: Payload): Promise<Input>;
+  /** The work. Throws JobFailure (or AppError, or anything: then transient). */
+  run(input: Input, ctx: RunContext): Promise<Result>;
+  /** Maps an error thrown by run() that is not a JobFailure (e.g. a catalogue AppError). */
+  classify?(err: unknown): JobFailure | null;
+  /** The resource's part of a claim (e.g. PROCESSING). */
+  onClaimed?(trx: Trx, job: JobRecord): Promise<void>;
+  /** The resource's part of a return to the queue (retry, lost worker, shutdown). */
+  onRequeued?(trx: Trx, job: JobRecord): Promise<void>;
+  /** Mirrors progress onto the resource, when it shows progress. */
+  onProgress?(job: JobRecord, percent: number): Promise<void>;
+  /** The resource's part of a terminal transition: status, usage, webhooks. */
+  onSettled(trx: Trx, job: JobRecord, outcome: JobOutcome<Result>): Promise<void>;
+}
+
+export type AnyJobHandler = JobHandler<any, any, any>;
+
+export class UnknownJobKindError extends Error {
+  constructor(readonly kinds: string[]) {
+    super(
+      `jobs of kind ${kinds.map((k) => JSON.stringify(k)).join(', ')} are waiting but no handler is registered for them`,
+    );
+    this.name = 'UnknownJobKindError';
+  }
+}
+
+export class HandlerRegistry {
+  private readonly handlers = new Map<string, AnyJobHandler>();
+
+  register<P, I, R>(handler: JobHandler<P, I, R>): this {
+    if (this.handlers.has(handler.kind)) throw new Error(`job kind ${handler.kind} is registered twice`);
+    this.handlers.set(handler.kind, handler as AnyJobHandler);
+    return this;
+  }
+
+  get(kind: string): AnyJobHandler {
+    const h = this.handlers.get(kind);
+    if (!h) throw new UnknownJobKindError([kind]);
+    return h;
+  }
+
+  has(kind: string): boolean {
+    return this.handlers.has(kind);
+  }
+
+  kinds(): string[] {
+    return [...this.handlers.keys()];
+  }
+
+  /** Throws when any of the stored kinds has no handler (the process must not start). */
+  assertCovers(storedKinds: readonly string[]): void {
+    const missing = storedKinds.filter((k) => !this.handlers.has(k));
+    if (missing.length) throw new UnknownJobKindError(missing);
+  }
+}

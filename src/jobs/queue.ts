@@ -1,0 +1,111 @@
+// Every transition of a job, each in one transaction with its resource's part (the handler's hooks),
+// followed by the wake-ups: long-poll waiters on the resource, idle workers for the kind. Workers,
+// the watchdog and the services all go through here; nothing else writes the jobs table.
+import type { Logger } from 'pino';
+import type { Store } from '../store/index.js';
+import type { HeartbeatAnswer, JobRecord, NewJob } from '../store/jobs.js';
+import type { JobStatus, TerminalJobStatus } from '../domain/jobs.js';
+import type { Transaction } from 'kysely';
+import type { Database } from '../store/schema.js';
+import type { EventBus } from './event-bus.js';
+import type { HandlerRegistry, JobOutcome } from './handler.js';
+
+export class JobQueue {
+  constructor(
+    private readonly store: Store,
+    private readonly registry: HandlerRegistry,
+    private readonly bus: EventBus,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Inside the resource's create transaction; call announce() after the commit. */
+  async enqueue(trx: Transaction<Database>, job: NewJob): Promise<JobRecord> {
+    if (!this.registry.has(job.kind)) throw new Error(`no handler for job kind ${job.kind}`);
+    return this.store.jobs.insert(trx, job);
+  }
+
+  async announce(kind: string): Promise<void> {
+    await this.bus.announceWork(kind).catch((err: unknown) => {
+      // Workers also poll: a lost announcement delays a job, it never loses one.
+      this.logger.warn({ err, kind }, 'announcing work failed');
+    });
+  }
+
+  async claim(kinds: readonly string[], owner: string, leaseMs: number): Promise<JobRecord | null> {
+    return this.store.db.kysely.transaction().execute(async (trx) => {
+      const job = await this.store.jobs.claim(trx, kinds, owner, leaseMs);
+      if (job) await this.registry.get(job.kind).onClaimed?.(trx, job);
+      return job;
+    });
+  }
+
+  /** Renews the lease; progress (when given) is stored and mirrored onto the resource. */
+  async heartbeat(
+    job: JobRecord,
+    token: string,
+    leaseMs: number,
+    progress?: number,
+  ): Promise<HeartbeatAnswer> {
+    const answer = await this.store.jobs.heartbeat(job.id, token, leaseMs, progress);
+    if (answer === 'ok' && progress !== undefined) {
+      await this.registry.get(job.kind).onProgress?.(job, progress);
+    }
+    return answer;
+  }
+
+  /**
+   * A terminal transition, while `guard` holds (the run's token, or the expected statuses). Returns
+   * the settled job, or null when someone else settled or requeued it first (then nothing is written).
+   */
+  async settle<R>(
+    job: JobRecord,
+    guard: { token?: string; statuses: JobStatus[]; leaseExpired?: boolean },
+    outcome: JobOutcome<R>,
+  ): Promise<JobRecord | null> {
+    const status: TerminalJobStatus = outcome.status;
+    const lastError =
+      outcome.status === 'completed' ? null : `${outcome.error.code}: ${outcome.error.message}`;
+    const settled = await this.store.db.kysely.transaction().execute(async (trx) => {
+      const s = await this.store.jobs.settle(trx, job.id, guard, status, lastError);
+      if (s) await this.registry.get(s.kind).onSettled(trx, s, outcome);
+      return s;
+    });
+    if (settled) await this.bus.publish(settled.subjectId).catch(() => undefined);
+    return settled;
+  }
+
+  /** Back to the queue (retry after a delay, lost worker, or a graceful shutdown that refunds). */
+  async requeue(
+    job: JobRecord,
+    token: string,
+    opts: { delayMs: number; refund?: boolean; leaseExpired?: boolean; lastError?: string | null },
+  ): Promise<JobRecord | null> {
+    const requeued = await this.store.db.kysely.transaction().execute(async (trx) => {
+      const r = await this.store.jobs.requeue(trx, job.id, token, opts);
+      if (r) await this.registry.get(r.kind).onRequeued?.(trx, r);
+      return r;
+    });
+    if (requeued) {
+      await this.bus.publish(requeued.subjectId).catch(() => undefined);
+      if (opts.delayMs <= 0) await this.announce(requeued.kind);
+    }
+    return requeued;
+  }
+
+  /**
+   * Asks for the job of a resource to stop. A queued job is canceled at once; a running one stops at
+   * its next heartbeat (its worker settles it). Returns the job as it stands, or null when none.
+   */
+  async cancel(
+    kind: string,
+    subjectId: string,
+    error: { code: string; message: string },
+  ): Promise<JobRecord | null> {
+    const job = await this.store.jobs.requestCancel(this.store.db.kysely, kind, subjectId);
+    if (!job) return null;
+    if (job.status === 'queued') {
+      return (await this.settle(job, { statuses: ['queued'] }, { status: 'canceled', error })) ?? job;
+    }
+    return job;
+  }
+}

@@ -1,0 +1,82 @@
+// Multipart POST /v2/generate: the form becomes the same request body as JSON (rule 2 of Create
+// Generation: each uploaded file is saved as an asset and passed by assetId), with the files'
+// hashes in the idempotency fingerprint.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { AppError } from '../domain/errors.js';
+
+export const GENERATION_FILE_FIELDS = ['video', 'image', 'audio'] as const;
+const JSON_FIELDS = ['input', 'options', 'segments', 'dubParams', 'dialogueEdit'];
+const UPLOAD_PREFIX = 'upload:';
+
+export interface UploadedFormFile {
+  readonly fieldName: string;
+  readonly fileName: string | null;
+  readonly path: string;
+  readonly size: number;
+}
+
+export interface UploadedForm {
+  readonly fields: Readonly<Record<string, string>>;
+  readonly files: readonly UploadedFormFile[];
+}
+
+/** The request body a form stands for; each file is a placeholder input until it is saved. */
+export function formToGenerationBody(form: UploadedForm): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(form.fields)) {
+    if (JSON_FIELDS.includes(k)) {
+      try {
+        body[k] = JSON.parse(v);
+      } catch {
+        throw new AppError('invalid_request', { field: k, message: `${k} must be a JSON string` });
+      }
+    } else body[k] = v;
+  }
+  const seen = new Set<string>();
+  for (const f of form.files) {
+    if (seen.has(f.fieldName))
+      throw new AppError('invalid_request', {
+        field: f.fieldName,
+        message: `only one ${f.fieldName} file is allowed`,
+      });
+    seen.add(f.fieldName);
+  }
+  // A file replaces input items of the same type; its assetId is filled in after the idempotency check.
+  const input = Array.isArray(body.input) ? (body.input as Record<string, unknown>[]) : [];
+  body.input = [
+    ...input.filter((i) => !seen.has(String(i?.type))),
+    ...[...seen].map((type) => ({ type, assetId: `${UPLOAD_PREFIX}${type}` })),
+  ];
+  return body;
+}
+
+function sha256File(path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const h = createHash('sha256');
+    createReadStream(path)
+      .on('data', (c) => h.update(c))
+      .on('error', reject)
+      .on('end', () => resolve(h.digest('hex')));
+  });
+}
+
+/** The idempotency fingerprint of a form request: the body plus the content of every file. */
+export async function formFingerprintPayload(body: object, form: UploadedForm): Promise<unknown> {
+  const files: Record<string, string> = {};
+  for (const f of form.files) files[f.fieldName] = await sha256File(f.path);
+  return { ...body, files };
+}
+
+/** The body with each placeholder replaced by the id of the asset its file was saved as. */
+export function withUploadedAssets<T extends object>(body: T, assetIds: Readonly<Record<string, string>>): T {
+  const input = (body as { input?: unknown }).input;
+  return {
+    ...body,
+    input: (Array.isArray(input) ? (input as Record<string, unknown>[]) : []).map((i) =>
+      typeof i.assetId === 'string' && i.assetId.startsWith(UPLOAD_PREFIX)
+        ? { type: i.type, assetId: assetIds[String(i.type)] }
+        : i,
+    ),
+  };
+}

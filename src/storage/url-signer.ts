@@ -4,9 +4,10 @@
 // Signed:    HMAC-SHA256(secret, "lipsync-file-v1\n" + key + "\n" + expires + "\n" + (name ?? ""))
 // The name takes part in the signature, so a holder cannot change the download name either.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_URL_VALIDITY_SECONDS } from './blob-store.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenFile } from '../private-files.js';
 
 const SIGNATURE_VERSION = 'lipsync-file-v1';
 const MAX_FILE_NAME_LENGTH = 255;
@@ -80,12 +81,14 @@ export function cleanFileName(name: string): string {
 export async function resolveSigningSecret(configured: string | null, dataDir: string): Promise<string> {
   if (configured !== null) return configured;
   const file = join(dataDir, 'signing-secret');
-  await mkdir(dataDir, { recursive: true });
+  await ensurePrivateDir(dataDir);
   try {
-    await writeFile(file, randomBytes(32).toString('hex') + '\n', { flag: 'wx', mode: 0o600 });
+    await writeFile(file, randomBytes(32).toString('hex') + '\n', { flag: 'wx', mode: PRIVATE_FILE_MODE });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
+  // Exactly 0600 whatever the umask; an older install's secret file is tightened too.
+  await tightenFile(file);
   // A process that lost the creation race may read before the winner's write lands: retry briefly.
   for (let attempt = 0; ; attempt++) {
     const secret = (await readFile(file, 'utf8')).trim();

@@ -1,11 +1,11 @@
 // Opens the Kysely database: SQLite (a file in the data folder) by default, PostgreSQL when
 // DATABASE_URL is set. Only store/ touches SQL.
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import type { Database } from './schema.js';
+import { ensurePrivateFileSync, tightenFileSync } from '../private-files.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -25,9 +25,13 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { kysely, dialect: 'postgres', pgPool: pool, close: () => kysely.destroy() };
   }
-  mkdirSync(opts.dataDir, { recursive: true });
-  const sqlite = new SQLite(join(opts.dataDir, 'lipsync.sqlite'));
+  // The database file is created 0600 (in a 0700 folder when we create it) before SQLite opens it;
+  // SQLite gives its -wal and -shm files the mode of the database file.
+  const file = join(opts.dataDir, 'lipsync.sqlite');
+  ensurePrivateFileSync(file);
+  const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
+  for (const extra of [`${file}-wal`, `${file}-shm`]) tightenFileSync(extra);
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');

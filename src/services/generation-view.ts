@@ -7,13 +7,41 @@ export interface GenerationViewOptions {
   includeQuality?: boolean;
 }
 
+/**
+ * A URL without its credentials (`https://user:pass@host/…` → `https://host/…`). The service keeps the
+ * URL as given (the fetch needs them); responses and webhooks never echo them. Text that does not
+ * parse as a URL is returned as it is.
+ */
+export function withoutUserinfo(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return url;
+  }
+  if (u.username === '' && u.password === '') return url;
+  u.username = '';
+  u.password = '';
+  return u.toString();
+}
+
+/** The inputs as clients see them: media URLs without credentials. */
+function inputView(input: unknown): unknown {
+  if (!Array.isArray(input)) return input;
+  return input.map((item: unknown) => {
+    if (typeof item !== 'object' || item === null) return item;
+    const i = item as Record<string, unknown>;
+    return typeof i.url === 'string' ? { ...i, url: withoutUserinfo(i.url) } : i;
+  });
+}
+
 export function generationView(g: GenerationRecord, o: GenerationViewOptions): Record<string, unknown> {
   const view: Record<string, unknown> = {
     id: g.id,
     createdAt: g.createdAt,
     status: g.status,
     model: g.model,
-    input: g.input,
+    input: inputView(g.input),
     webhookUrl: g.webhookUrl,
     options: g.options,
     segments: g.segments ?? undefined,

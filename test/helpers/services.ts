@@ -2,6 +2,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DestinationStream } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createServices, type Services } from '../../src/services/container.js';
@@ -31,6 +32,8 @@ export interface TestServicesOptions {
    * of a fresh database. Its cleanup closes only this instance.
    */
   shareDatabaseWith?: TestServices;
+  /** Where the service's log lines go (with env LOG_LEVEL set to a level that logs). */
+  logDestination?: DestinationStream;
 }
 
 export async function createTestServices(opts: TestServicesOptions = {}): Promise<TestServices> {
@@ -61,7 +64,7 @@ export async function createTestServices(opts: TestServicesOptions = {}): Promis
 
   try {
     const config = loadConfig(env);
-    services = await createServices(config, createLogger(config.logLevel));
+    services = await createServices(config, createLogger(config.logLevel, opts.logDestination));
     app = await buildApp(services);
     if (opts.configureApp) await opts.configureApp(app);
     await app.ready();

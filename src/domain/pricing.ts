@@ -34,12 +34,22 @@ export interface Estimate {
 export const MAX_ESTIMATE_SECONDS = 4 * 3600;
 export const MAX_ESTIMATE_FPS = 120;
 
+/**
+ * The price of a model: only an own key of the table counts, never one inherited from Object.prototype
+ * (`constructor`, `toString`, `__proto__` are not models).
+ */
+export function priceOf(prices: PriceTable, model: string): ModelPrice | null {
+  if (!Object.hasOwn(prices, model)) return null;
+  const price: unknown = prices[model];
+  return typeof price === 'object' && price !== null ? (price as ModelPrice) : null;
+}
+
 export function estimateCost(
   prices: PriceTable,
   input: { model: string; duration: number; fps?: number },
   billing: 'usd' | 'credits',
 ): Estimate {
-  const price = prices[input.model];
+  const price = priceOf(prices, input.model);
   if (!price)
     throw new AppError('unsupported_model', {
       field: 'model',

@@ -19,24 +19,47 @@ import { webhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { assetRoutes } from './routes/assets.js';
 import { fileRoutes } from './routes/files.js';
 import { multipartLimits } from './multipart.js';
+import { registerNulGuard } from './nul-guard.js';
+import { handleClientError } from './client-errors.js';
+import { buildValidatorFactory } from './validation.js';
 
 export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** Node checks request and header deadlines on this cadence; a quarter of the shorter one, 0.1 to 5 s. */
+function connectionsCheckingInterval(config: Services['config']): number {
+  const shorter = Math.min(config.headersTimeoutMs, config.requestTimeoutMs);
+  return Math.min(5000, Math.max(100, Math.floor(shorter / 4)));
+}
+
 export async function buildApp(services: Services): Promise<App> {
+  const config = services.config;
   const app = Fastify({
     loggerInstance: services.logger as FastifyBaseLogger,
-    bodyLimit: services.config.bodyLimitBytes,
-    trustProxy: services.config.trustProxy,
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    // Receiving a request is bounded (a trickled body or headers get 408 and the connection closes);
+    // answering it is not (a long-poll holds the request up to 10 s after it arrived).
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.connectionTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: connectionsCheckingInterval(config),
+    },
+    clientErrorHandler: handleClientError,
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
     },
+    // Query strings and path parameters are coerced from text; bodies are not (src/http/validation.ts).
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
     },
+    schemaController: { compilersFactory: { buildValidator: buildValidatorFactory() } },
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -70,6 +93,7 @@ export async function buildApp(services: Services): Promise<App> {
 
   await app.register(multipart, { limits: multipartLimits(services.config) });
   registerGatekeeper(app, services);
+  registerNulGuard(app);
   app.setErrorHandler((err, request, reply) => sendError(err, request, reply));
   app.setNotFoundHandler((request, reply) =>
     sendError(

@@ -3,14 +3,16 @@
 // or limit every partial temp file is removed and a catalogue error is thrown.
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart, MultipartFile as BusboyFile } from '@fastify/multipart';
 import type { Config } from '../config.js';
+import type { Organization } from '../store/organizations.js';
 import { AppError, isAppError, type ErrorCode } from '../domain/errors.js';
+import { ensurePrivateDir, makeFilePrivate, PRIVATE_FILE_MODE } from '../private-files.js';
 
 const MiB = 1024 * 1024;
 
@@ -24,6 +26,22 @@ export function multipartLimits(config: Config) {
     fieldSize: MiB,
     fieldNameSize: 200,
     headerPairs: 2000,
+  };
+}
+
+/**
+ * The plan's per-file limit as a streaming check for readMultipart: a file over it stops the upload
+ * at once with 422 file_size_exceeds_plan_limit (the code of the spec and of POST /v2/assets/upload).
+ */
+export function planFileLimit(
+  organization: Organization,
+  plans: { maxFileBytes(organization: Organization): number },
+): NonNullable<MultipartOptions['maxFileBytes']> {
+  const bytes = plans.maxFileBytes(organization);
+  return {
+    bytes,
+    code: 'file_size_exceeds_plan_limit',
+    message: `The file is larger than the ${organization.plan} plan allows (${bytes} bytes).`,
   };
 }
 
@@ -109,7 +127,7 @@ export async function readMultipart(request: FastifyRequest, opts: MultipartOpti
     );
 
   try {
-    await mkdir(opts.tmpDir, { recursive: true });
+    await ensurePrivateDir(opts.tmpDir, { tighten: true });
     for await (const part of request.parts()) {
       if (part.type === 'field') {
         readField(part, fields, limitError);
@@ -123,6 +141,14 @@ export async function readMultipart(request: FastifyRequest, opts: MultipartOpti
             message: `Unexpected file field ${JSON.stringify(part.fieldname)}; use ${opts.fileFields.join(', ')}.`,
           }),
         );
+      }
+      if (part.filename) {
+        try {
+          rejectNul(part.fieldname, part.filename, 'file name');
+        } catch (err) {
+          part.file.resume();
+          throw fail(err as AppError);
+        }
       }
       const path = join(opts.tmpDir, `upload-${randomUUID()}`);
       temps.push(path);
@@ -149,6 +175,7 @@ function readField(
 ): void {
   if (part.valueTruncated) throw limitError(`field ${JSON.stringify(part.fieldname)} is over 1 MiB`);
   if (part.fieldnameTruncated) throw limitError('a field name is too long');
+  rejectNul(part.fieldname, part.fieldname, 'field name');
   if (Object.prototype.hasOwnProperty.call(fields, part.fieldname)) {
     throw new AppError('invalid_request', {
       field: part.fieldname,
@@ -156,7 +183,19 @@ function readField(
     });
   }
   // @fastify/multipart parses fields sent as application/json; keep every field as its text.
-  fields[part.fieldname] = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+  const text = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+  rejectNul(part.fieldname, text, 'value');
+  fields[part.fieldname] = text;
+}
+
+/** U+0000 in any text of the form is a 400 naming the field (PostgreSQL cannot store it). */
+function rejectNul(field: string, text: string, what: string): void {
+  if (!text.includes('\u0000')) return;
+  const name = field.replaceAll('\u0000', '\\u0000');
+  throw new AppError('invalid_request', {
+    field: name,
+    message: `The ${what} of ${name} must not contain the NUL character (U+0000).`,
+  });
 }
 
 async function saveFile(
@@ -175,7 +214,8 @@ async function saveFile(
       }),
     ),
   );
-  await pipeline(part.file, counter, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+  await pipeline(part.file, counter, createWriteStream(path, { flags: 'wx', mode: PRIVATE_FILE_MODE }));
+  await makeFilePrivate(path);
   if (part.file.truncated) throw limitError(`file ${JSON.stringify(part.fieldname)} is over the size limit`);
   return counter.bytes;
 }

@@ -164,3 +164,69 @@ describe('config values', () => {
     assert.doesNotMatch(p[0], /hunter2/);
   });
 });
+
+describe('config: HTTP timeouts', () => {
+  const TIMEOUT_VARS = [
+    'LIPSYNC_REQUEST_TIMEOUT_SECONDS',
+    'LIPSYNC_HEADERS_TIMEOUT_SECONDS',
+    'LIPSYNC_CONNECTION_TIMEOUT_SECONDS',
+    'LIPSYNC_KEEP_ALIVE_TIMEOUT_SECONDS',
+  ];
+
+  test('defaults: 600 s to receive a request, 30 s for its headers, 600 s idle, 72 s keep-alive', () => {
+    const c = loadConfig({});
+    assert.equal(c.requestTimeoutMs, 600_000);
+    assert.equal(c.headersTimeoutMs, 30_000);
+    assert.equal(c.connectionTimeoutMs, 600_000);
+    assert.equal(c.keepAliveTimeoutMs, 72_000);
+    assert.deepEqual(loadConfig(Object.fromEntries(TIMEOUT_VARS.map((n) => [n, '']))), c);
+  });
+
+  test('values are seconds; a connection timeout of 0 turns it off', () => {
+    const c = loadConfig({
+      LIPSYNC_REQUEST_TIMEOUT_SECONDS: '120',
+      LIPSYNC_HEADERS_TIMEOUT_SECONDS: '10',
+      LIPSYNC_CONNECTION_TIMEOUT_SECONDS: '0',
+      LIPSYNC_KEEP_ALIVE_TIMEOUT_SECONDS: '5',
+    });
+    assert.equal(c.requestTimeoutMs, 120_000);
+    assert.equal(c.headersTimeoutMs, 10_000);
+    assert.equal(c.connectionTimeoutMs, 0);
+    assert.equal(c.keepAliveTimeoutMs, 5_000);
+  });
+
+  test('bad values are refused by name', () => {
+    for (const name of TIMEOUT_VARS) {
+      for (const raw of ['-1', 'soon', '1.5']) {
+        const p = problemsOf({ [name]: raw });
+        assert.equal(p.length, 1, p.join('\n'));
+        assert.ok(p[0].startsWith(`${name}=`), p[0]);
+      }
+    }
+    assert.match(
+      problemsOf({ LIPSYNC_REQUEST_TIMEOUT_SECONDS: '0' })[0],
+      /^LIPSYNC_REQUEST_TIMEOUT_SECONDS=/,
+    );
+  });
+
+  test('the headers timeout may not exceed the request timeout', () => {
+    const p = problemsOf({ LIPSYNC_REQUEST_TIMEOUT_SECONDS: '20', LIPSYNC_HEADERS_TIMEOUT_SECONDS: '30' });
+    assert.equal(p.length, 1);
+    assert.match(p[0], /^LIPSYNC_HEADERS_TIMEOUT_SECONDS .*LIPSYNC_REQUEST_TIMEOUT_SECONDS/);
+  });
+
+  test('the connection timeout outlasts a long-poll (10 s) and a media fetch', () => {
+    assert.match(
+      problemsOf({ LIPSYNC_CONNECTION_TIMEOUT_SECONDS: '10' }).join('\n'),
+      /^LIPSYNC_CONNECTION_TIMEOUT_SECONDS .*long-poll/m,
+    );
+    assert.equal(
+      loadConfig({ LIPSYNC_CONNECTION_TIMEOUT_SECONDS: '11', LIPSYNC_FETCH_TIMEOUT_SECONDS: '5' })
+        .connectionTimeoutMs,
+      11_000,
+    );
+    const p = problemsOf({ LIPSYNC_CONNECTION_TIMEOUT_SECONDS: '300', LIPSYNC_FETCH_TIMEOUT_SECONDS: '300' });
+    assert.equal(p.length, 1);
+    assert.match(p[0], /^LIPSYNC_CONNECTION_TIMEOUT_SECONDS .*LIPSYNC_FETCH_TIMEOUT_SECONDS/);
+  });
+});

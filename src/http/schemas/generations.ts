@@ -14,29 +14,33 @@ const InputItem = Type.Object(
   { additionalProperties: true },
 );
 
+// Bodies are not coerced (src/http/validation.ts): an option given as null means its default, as the
+// request rules (src/domain/generation-request.ts) read it; pads has no default and must be numbers.
 const Options = Type.Object(
   {
     pads: Type.Optional(Type.Array(Type.Number(), { minItems: 4, maxItems: 4 })),
-    speedup: Type.Optional(Type.Integer({ minimum: 1, maximum: 4 })),
-    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    output_format: Type.Optional(Type.Union([Type.Literal('mp4'), Type.Literal('mov')])),
+    speedup: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 4 }))),
+    temperature: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
+    output_format: Type.Optional(Nullable(Type.Union([Type.Literal('mp4'), Type.Literal('mov')]))),
     sync_mode: Type.Optional(
-      Type.Union(['bounce', 'loop', 'cut_off', 'silence', 'remap'].map((m) => Type.Literal(m))),
+      Nullable(Type.Union(['bounce', 'loop', 'cut_off', 'silence', 'remap'].map((m) => Type.Literal(m)))),
     ),
-    fps: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 120 })),
+    fps: Type.Optional(Nullable(Type.Number({ exclusiveMinimum: 0, maximum: 120 }))),
     output_resolution: Type.Optional(
-      Type.Array(Type.Integer({ minimum: 16, maximum: 7680 }), { minItems: 2, maxItems: 2 }),
+      Nullable(Type.Array(Type.Integer({ minimum: 16, maximum: 7680 }), { minItems: 2, maxItems: 2 })),
     ),
-    active_speaker: Type.Optional(Type.Boolean()),
+    active_speaker: Type.Optional(Nullable(Type.Boolean())),
     active_speaker_detection: Type.Optional(
-      Type.Object(
-        {
-          auto_detect: Type.Optional(Type.Boolean()),
-          frame_number: Type.Optional(Type.Integer({ minimum: 0 })),
-          coordinates: Type.Optional(Type.Array(Type.Number(), { minItems: 2, maxItems: 2 })),
-          bounding_boxes: Type.Optional(Type.Array(Nullable(Type.Array(Type.Number())))),
-        },
-        { additionalProperties: true },
+      Nullable(
+        Type.Object(
+          {
+            auto_detect: Type.Optional(Type.Boolean()),
+            frame_number: Type.Optional(Type.Integer({ minimum: 0 })),
+            coordinates: Type.Optional(Type.Array(Type.Number(), { minItems: 2, maxItems: 2 })),
+            bounding_boxes: Type.Optional(Type.Array(Nullable(Type.Array(Type.Number())))),
+          },
+          { additionalProperties: true },
+        ),
       ),
     ),
   },

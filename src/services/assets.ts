@@ -11,6 +11,7 @@ import type { BlobStore, ByteRange } from '../storage/blob-store.js';
 import { probeMedia, MediaProbeError, type MediaProbe } from '../media/probe.js';
 import { PLAN_LIMITS } from '../domain/plans.js';
 import { AppError } from '../domain/errors.js';
+import { ACTIVE_STATUSES } from '../domain/generation-status.js';
 import {
   DEFAULT_ASSET_PAGE,
   DEFAULT_ASSET_SORT,
@@ -186,10 +187,20 @@ export class AssetService {
     return { items: page, nextCursor, totalCount: total };
   }
 
-  /** Deletes the record, then the blob (a failure leaves an unreferenced blob, never a dead record). */
+  /**
+   * Deletes the record, then the blob (a failure leaves an unreferenced blob, never a dead record).
+   * An asset a PENDING or PROCESSING generation still needs is refused with 409 asset_in_use.
+   */
   async delete(organizationId: string, id: string): Promise<AssetRecord> {
     const a = await this.get(organizationId, id);
-    await this.store.assets.delete(organizationId, id);
+    const outcome = await this.store.assets.deleteUnlessUsed(a, ACTIVE_STATUSES);
+    if (outcome === 'missing') throw new AppError('asset_not_found', { field: 'assetId' });
+    if (outcome === 'in_use') {
+      throw new AppError('asset_in_use', {
+        field: 'id',
+        message: `Asset ${a.id} is used by a generation that is still pending or processing.`,
+      });
+    }
     await this.blobs.delete(a.storageKey).catch((err: unknown) => {
       this.logger.warn({ err, assetId: id, key: a.storageKey }, 'asset blob could not be removed');
     });

@@ -169,4 +169,45 @@ export class AssetRepository {
       .executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
   }
+
+  /**
+   * Deletes the asset unless a generation of the organization in one of `activeStatuses` uses it: one
+   * whose input names it (`"assetId":"<id>"` in the stored JSON) or whose resolved input holds its blob
+   * key. One statement, so a generation committed before it is always seen.
+   */
+  async deleteUnlessUsed(
+    a: Pick<AssetRecord, 'organizationId' | 'id' | 'storageKey'>,
+    activeStatuses: readonly string[],
+  ): Promise<'deleted' | 'in_use' | 'missing'> {
+    const byId = likeExact(JSON.stringify({ assetId: a.id }).slice(1, -1));
+    const byKey = likeExact(JSON.stringify(a.storageKey));
+    const r = await this.db
+      .deleteFrom('assets')
+      .where('organization_id', '=', a.organizationId)
+      .where('id', '=', a.id)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('generations')
+              .select(sql`1`.as('one'))
+              .where('generations.organization_id', '=', a.organizationId)
+              .where('generations.status', 'in', [...activeStatuses])
+              .where((eb) =>
+                eb.or([
+                  eb('generations.input', 'like', sql<string>`${byId} escape '\\'`),
+                  eb('generations.resolved_input', 'like', sql<string>`${byKey} escape '\\'`),
+                ]),
+              ),
+          ),
+        ),
+      )
+      .executeTakeFirst();
+    if (Number(r.numDeletedRows) > 0) return 'deleted';
+    return (await this.find(a.organizationId, a.id)) ? 'in_use' : 'missing';
+  }
+}
+
+/** A LIKE pattern (ESCAPE '\\') matching text that contains `s` exactly, case and wildcards included. */
+function likeExact(s: string): string {
+  return `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }

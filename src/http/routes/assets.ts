@@ -5,7 +5,7 @@ import { assetView } from '../../services/assets.js';
 import { parseTypesFilter } from '../../domain/assets.js';
 import { AppError } from '../../domain/errors.js';
 import { requireAuth } from '../gatekeeper.js';
-import { readMultipart } from '../multipart.js';
+import { planFileLimit, readMultipart } from '../multipart.js';
 import { IdParams, errorResponses } from '../schemas/common.js';
 import { AssetListQuery, AssetPageSchema, AssetSchema, AssetUploadForm } from '../schemas/assets.js';
 
@@ -34,11 +34,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         tmpDir,
         fileFields: UPLOAD_FILE_FIELDS,
         limitSuggestion: `Send one file of at most ${services.config.maxUploadBytes} bytes, at most 32 fields and at most 1 MiB per field.`,
-        maxFileBytes: {
-          bytes: services.assets.maxFileBytes(organization),
-          code: 'file_size_exceeds_plan_limit',
-          message: `The file is larger than the ${organization.plan} plan allows (${services.assets.maxFileBytes(organization)} bytes).`,
-        },
+        maxFileBytes: planFileLimit(organization, services.assets),
       });
       try {
         const file = form.files[0];
@@ -106,7 +102,14 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
 
   app.delete(
     '/v2/assets/:id',
-    { schema: { tags, params: IdParams, response: { 200: AssetSchema, ...errorResponses(401, 404) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete an asset (409 asset_in_use while a pending or processing generation uses it)',
+        params: IdParams,
+        response: { 200: AssetSchema, ...errorResponses(401, 404, 409) },
+      },
+    },
     async (req) => {
       const { organization } = requireAuth(req);
       return assetView(await services.assets.delete(organization.id, req.params.id)) as never;

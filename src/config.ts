@@ -147,9 +147,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const list = (name: string): string[] | null => {
     const raw = env[name];
     if (raw === undefined || raw.trim() === '') return null;
-    const items = raw.split(',').map((k) => k.trim()).filter(Boolean);
+    const items = raw
+      .split(',')
+      .map((k) => k.trim())
+      .filter(Boolean);
     const bad = items.filter((k) => !/^[a-z][a-z0-9_-]{0,63}$/.test(k));
-    if (bad.length) problems.push(`${name}=${JSON.stringify(raw)} must be a comma-separated list of job kinds`);
+    if (bad.length)
+      problems.push(`${name}=${JSON.stringify(raw)} must be a comma-separated list of job kinds`);
     return items;
   };
 

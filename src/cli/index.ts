@@ -108,9 +108,16 @@ export function buildProgram(): Command {
 
   program
     .command('worker')
-    .description('run a worker process (claims and processes generations) on the configured database')
-    .action(async () => {
-      const config = loadConfig({ ...process.env, LIPSYNC_ROLE: 'worker' });
+    .description('run a worker process (claims and runs jobs) on the configured database')
+    .option('--kinds <list>', 'job kinds to serve, comma-separated (default: all; LIPSYNC_WORKER_KINDS)')
+    .option('--concurrency <n>', 'jobs run at once (LIPSYNC_WORKER_CONCURRENCY)')
+    .action(async (opts: { kinds?: string; concurrency?: string }) => {
+      const config = loadConfig({
+        ...process.env,
+        LIPSYNC_ROLE: 'worker',
+        ...(opts.kinds !== undefined ? { LIPSYNC_WORKER_KINDS: opts.kinds } : {}),
+        ...(opts.concurrency !== undefined ? { LIPSYNC_WORKER_CONCURRENCY: opts.concurrency } : {}),
+      });
       const running = await start(config);
       const shutdown = (sig: string) => {
         running.services.logger.info({ signal: sig }, 'worker shutting down');

@@ -42,6 +42,9 @@ export interface WorkerPort {
 export const attemptPrefix = (jobId: string, token: string): string => `jobs/${jobId}/${token}/`;
 
 export class DatabaseWorkerPort implements WorkerPort {
+  /** Attempt prefixes this process wrote to (listing the store for every job costs more than its SQL). */
+  private readonly wrote = new Set<string>();
+
   constructor(
     private readonly store: Store,
     private readonly queue: JobQueue,
@@ -80,7 +83,10 @@ export class DatabaseWorkerPort implements WorkerPort {
       { token: c.token, statuses: ['running'] },
       { status: 'completed', result },
     );
-    await this.removeAttempts(c.job.id, done ? c.token : null);
+    if (done) {
+      this.wrote.delete(attemptPrefix(c.job.id, c.token));
+      await this.removeOtherAttempts(c.job, c.token);
+    } else await this.discard(c);
     return done !== null;
   }
 
@@ -99,14 +105,14 @@ export class DatabaseWorkerPort implements WorkerPort {
       { token: c.token, statuses: ['running'] },
       { status: 'failed', error: failure.error },
     );
-    if (s) await this.removeAttempts(c.job.id, null);
+    if (s) await this.removeOtherAttempts(c.job, null);
     return s ? 'failed' : 'lost';
   }
 
   async stopped(c: ClaimedJob, status: 'canceled' | 'timed_out', error: JobError): Promise<boolean> {
     await this.discard(c);
     const s = await this.queue.settle(c.job, { token: c.token, statuses: ['running'] }, { status, error });
-    if (s) await this.removeAttempts(c.job.id, null);
+    if (s) await this.removeOtherAttempts(c.job, null);
     return s !== null;
   }
 
@@ -117,6 +123,7 @@ export class DatabaseWorkerPort implements WorkerPort {
 
   async discard(c: ClaimedJob): Promise<void> {
     const prefix = attemptPrefix(c.job.id, c.token);
+    if (!this.wrote.delete(prefix)) return;
     for (const key of await this.blobs.list(prefix)) await this.blobs.delete(key);
   }
 
@@ -126,6 +133,7 @@ export class DatabaseWorkerPort implements WorkerPort {
       download: async (key, path) => this.blobs.download(key, path),
       upload: async (name, path, contentType) => {
         const key = `${prefix}${name}`;
+        this.wrote.add(prefix);
         await this.blobs.putFile(key, path, { contentType, move: true });
         return key;
       },
@@ -140,8 +148,13 @@ export class DatabaseWorkerPort implements WorkerPort {
     return this.bus.onWork(listener);
   }
 
-  /** Removes other attempts' leftovers (all of them when keep is null). */
-  private async removeAttempts(jobId: string, keep: string | null): Promise<void> {
+  /**
+   * Removes what earlier attempts left (a worker killed mid-run); only a job claimed more than once
+   * can have any. With keep null the job ended without output: everything goes.
+   */
+  private async removeOtherAttempts(job: JobRecord, keep: string | null): Promise<void> {
+    if (job.attempts <= 1) return;
+    const jobId = job.id;
     try {
       const keepPrefix = keep ? attemptPrefix(jobId, keep) : null;
       for (const key of await this.blobs.list(`jobs/${jobId}/`)) {

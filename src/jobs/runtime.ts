@@ -1,5 +1,6 @@
 // The background parts of a process: the worker pool (with the database port), the watchdog and the
 // webhook dispatcher.
+import { mkdirSync } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Services } from '../services/container.js';
@@ -42,6 +43,7 @@ export function startBackground(services: Services, opts: BackgroundOptions = {}
   const { config, store, logger } = services;
   const kinds = opts.kinds ?? config.workerKinds ?? services.handlers.kinds();
   for (const k of kinds) services.handlers.get(k); // an unknown kind is a start-up error
+  mkdirSync(config.tempDir, { recursive: true, mode: 0o700 });
   const port = new DatabaseWorkerPort(
     store,
     services.queue,

@@ -92,6 +92,11 @@ export class WorkerPool {
         await this.sleep(Math.min(this.opts.idlePollMs, 100 * 2 ** Math.min(failures, 6)));
         continue;
       }
+      if (claimed && !this.running) {
+        // Stopped while the claim was in flight: hand the job straight back instead of running it.
+        await retrying(() => this.port.release(claimed), this.logger, 'handing the job back');
+        break;
+      }
       if (!claimed) {
         const due = await this.port.nextDueInMs(this.opts.kinds).catch(() => null);
         await this.sleep(due === null ? this.opts.idlePollMs : Math.min(this.opts.idlePollMs, due + 5));

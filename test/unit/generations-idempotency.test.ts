@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { AppError } from '../../src/domain/errors.js';
 import {
   IDEMPOTENCY_STALE_MS,
+  IDEMPOTENCY_PENDING_EXPIRY_MS,
   canonicalJson,
   decideReplay,
   fingerprint,
@@ -221,6 +222,18 @@ describe('decideReplay', () => {
     const pending = (age: number) => rec({ state: 'pending', resourceId: null, createdAt: ago(age) });
     assert.equal(decideReplay(pending(IDEMPOTENCY_STALE_MS - 1), 'fp', now).kind, 'in_progress');
     assert.equal(decideReplay(pending(IDEMPOTENCY_STALE_MS), 'fp', now).kind, 'outcome_unknown');
+  });
+
+  test('a dead claim expires: after IDEMPOTENCY_PENDING_EXPIRY_MS it no longer answers outcome unknown', () => {
+    const pending = (age: number, resourceId: string | null = null) =>
+      rec({ state: 'pending', resourceId, createdAt: ago(age) });
+    assert.equal(decideReplay(pending(IDEMPOTENCY_PENDING_EXPIRY_MS - 1), 'fp', now).kind, 'outcome_unknown');
+    assert.deepEqual(decideReplay(pending(IDEMPOTENCY_PENDING_EXPIRY_MS, 'gen-3'), 'fp', now), {
+      kind: 'expired',
+      resourceId: 'gen-3',
+    });
+    // another payload under the key is still a conflict, however old the claim
+    assert.equal(decideReplay(pending(IDEMPOTENCY_PENDING_EXPIRY_MS * 5), 'other', now).kind, 'conflict');
   });
 
   test('a finished key replays however old it is', () => {

@@ -48,3 +48,10 @@ export function decideRetry(
   if (kind === 'permanent' || attempts >= maxAttempts) return { retry: false, delayMs: 0 };
   return { retry: true, delayMs: retryDelayMs(attempts, random) };
 }
+
+/** The job system's own outcomes, as each kind's handler then words them for its resource. */
+export const JOB_CANCELED = { code: 'job_canceled', message: 'The job was canceled.' } as const;
+export const JOB_TIMED_OUT = {
+  code: 'job_timed_out',
+  message: 'The job ran longer than the server allows.',
+} as const;

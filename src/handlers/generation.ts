@@ -12,6 +12,7 @@ import type { GenerationStatus } from '../domain/generation-status.js';
 import { webhookStatus } from '../domain/generation-status.js';
 import { estimateCost, type PriceTable } from '../domain/pricing.js';
 import { isPlan, watermarksOutputs } from '../domain/plans.js';
+import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
 import { generationView } from '../services/generation-view.js';
 import type { ResolvedMedia } from '../services/generation-inputs.js';
@@ -43,9 +44,9 @@ const TERMINAL_STATUS: Record<Exclude<JobOutcome<unknown>['status'], 'completed'
 /** The job system's own failure codes, as a generation reports them. */
 function generationError(e: JobError): JobError {
   switch (e.code) {
-    case 'job_canceled':
+    case JOB_CANCELED.code:
       return { code: 'generation_canceled', message: 'The generation was canceled.' };
-    case 'job_timed_out':
+    case JOB_TIMED_OUT.code:
       return { code: 'generation_timed_out', message: 'The generation ran longer than the server allows.' };
     case 'worker_lost':
       return {

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
 import type { JobQueue } from './queue.js';
-import { retryDelayMs } from '../domain/jobs.js';
+import { JOB_CANCELED, JOB_TIMED_OUT, retryDelayMs } from '../domain/jobs.js';
 
 export class Watchdog {
   private timer: NodeJS.Timeout | null = null;
@@ -51,7 +51,7 @@ export class Watchdog {
         const s = await this.queue.settle(
           job,
           { token, statuses: ['running'], leaseExpired: true },
-          { status: 'canceled', error: { code: 'job_canceled', message: 'The job was canceled.' } },
+          { status: 'canceled', error: JOB_CANCELED },
         );
         if (s) log.info('lease expired on a canceled job; canceled');
       } else if (job.attempts < job.maxAttempts) {
@@ -83,7 +83,7 @@ export class Watchdog {
         { token: job.leaseToken ?? undefined, statuses: ['running'] },
         {
           status: 'timed_out',
-          error: { code: 'job_timed_out', message: 'The job ran longer than the server allows.' },
+          error: JOB_TIMED_OUT,
         },
       );
       if (s) this.logger.warn({ jobId: job.id, kind: job.kind }, 'job timed out');

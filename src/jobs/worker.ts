@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { AbortReason } from '../domain/jobs.js';
+import { JOB_CANCELED, JOB_TIMED_OUT, type AbortReason } from '../domain/jobs.js';
 import { toFailure, type ClaimedJob, type WorkerPort } from './port.js';
 import type { HandlerRegistry } from './handler.js';
 import { ANY_KIND } from './event-bus.js';
@@ -21,8 +21,8 @@ export interface WorkerPoolOptions {
 }
 
 const STOP_MESSAGES = {
-  canceled: { code: 'job_canceled', message: 'The job was canceled.' },
-  deadline: { code: 'job_timed_out', message: 'The job ran longer than the server allows.' },
+  canceled: JOB_CANCELED,
+  deadline: JOB_TIMED_OUT,
 } as const;
 
 export class WorkerPool {

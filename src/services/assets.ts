@@ -1,13 +1,11 @@
-// Assets: uploaded media of an organization. Upload (probe, plan limit, store, record), list, get, delete,
-// and resolveAsset for the generation pipeline.
+// Assets: uploaded media of an organization. Upload (probe, plan limit, store, record), list, get, delete.
 import { randomUUID } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
 import type { AssetRecord } from '../store/assets.js';
 import { sortValueOf } from '../store/assets.js';
 import type { Organization } from '../store/organizations.js';
-import type { BlobStore, ByteRange } from '../storage/blob-store.js';
+import type { BlobStore } from '../storage/blob-store.js';
 import { probeMedia, MediaProbeError, type MediaProbe } from '../media/probe.js';
 import { PLAN_LIMITS } from '../domain/plans.js';
 import { AppError } from '../domain/errors.js';
@@ -25,8 +23,7 @@ import {
   type AssetSort,
   type AssetType,
 } from '../domain/assets.js';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../domain/ids.js';
 
 export interface UploadInput {
   readonly organization: Organization;
@@ -53,13 +50,6 @@ export interface AssetPage {
   readonly items: AssetRecord[];
   readonly nextCursor: string | null;
   readonly totalCount: number;
-}
-
-/** An asset ready for the pipeline: its record, a local path where the store has one, and a reader. */
-export interface ResolvedAsset {
-  readonly asset: AssetRecord;
-  readonly localPath: string | null;
-  open(range?: ByteRange): Promise<Readable>;
 }
 
 /** Width and height as displayed: a 90 or 270 degree rotation swaps them. */
@@ -157,7 +147,7 @@ export class AssetService {
 
   /** A missing, malformed or foreign id is asset_not_found, never a hint that it exists elsewhere. */
   async get(organizationId: string, id: string): Promise<AssetRecord> {
-    const a = UUID_RE.test(id) ? await this.store.assets.find(organizationId, id) : null;
+    const a = isUuid(id) ? await this.store.assets.find(organizationId, id) : null;
     if (!a) throw new AppError('asset_not_found', { field: 'assetId' });
     return a;
   }
@@ -207,20 +197,13 @@ export class AssetService {
     return a;
   }
 
-  /** For the generation pipeline: the organization's asset and a way to read its content. */
-  async resolveAsset(organizationId: string, assetId: string): Promise<ResolvedAsset> {
-    const asset = await this.get(organizationId, assetId);
-    const localPath = await this.blobs.localPath(asset.storageKey);
-    return { asset, localPath, open: (range) => this.blobs.open(asset.storageKey, range) };
-  }
-
   /** The signed URL clients read the asset from. */
   url(asset: AssetRecord): Promise<string> {
     return this.blobs.signedUrl(asset.storageKey);
   }
 
   private async requireProject(organizationId: string, projectId: string): Promise<void> {
-    const p = UUID_RE.test(projectId) ? await this.store.projects.find(organizationId, projectId) : null;
+    const p = isUuid(projectId) ? await this.store.projects.find(organizationId, projectId) : null;
     if (!p) throw new AppError('project_not_found', { field: 'projectId' });
   }
 

@@ -24,6 +24,7 @@ import {
   type NormalisedRequest,
 } from '../domain/generation-request.js';
 import { fingerprint } from '../domain/idempotency.js';
+import { JOB_CANCELED } from '../domain/jobs.js';
 import { checkWorkBudget, deliverableKey, PLAN_LIMITS } from '../domain/plans.js';
 import { downloadDecision, endsWait, isStatus } from '../domain/generation-status.js';
 import { estimateCost, type Estimate, type PriceTable } from '../domain/pricing.js';
@@ -454,10 +455,7 @@ export class GenerationService {
     const g = await this.store.generations.findAny(id);
     if (!g || g.deletedAt) throw new AppError('generation_not_found');
     if (endsWait(g.status)) return g;
-    await this.deps.queue.cancel(GENERATION_KIND, id, {
-      code: 'job_canceled',
-      message: 'The job was canceled.',
-    });
+    await this.deps.queue.cancel(GENERATION_KIND, id, JOB_CANCELED);
     return (await this.store.generations.findAny(id)) as GenerationRecord;
   }
 }

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Store } from '../store/index.js';
 import type { Project } from '../store/projects.js';
 import { AppError } from '../domain/errors.js';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from '../domain/ids.js';
 
 export function projectView(p: Project): Record<string, unknown> {
   return {
@@ -39,7 +38,7 @@ export class ProjectService {
 
   /** A missing, malformed or foreign id is project_not_found, never a hint that it exists elsewhere. */
   async get(organizationId: string, id: string): Promise<Project> {
-    const p = UUID_RE.test(id) ? await this.store.projects.find(organizationId, id) : null;
+    const p = isUuid(id) ? await this.store.projects.find(organizationId, id) : null;
     if (!p) throw new AppError('project_not_found', { field: 'projectId' });
     return p;
   }

@@ -48,8 +48,6 @@ export interface BlobStore {
   download(key: string, path: string): Promise<void>;
   /** The keys that start with `prefix` (a folder-like prefix ending in '/'). */
   list(prefix: string): Promise<string[]>;
-  /** A local file path of the blob when the store keeps blobs on this machine's disk, else null. */
-  localPath(key: string): Promise<string | null>;
 }
 
 export class BlobNotFoundError extends Error {

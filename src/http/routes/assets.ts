@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../../services/container.js';
 import { assetView } from '../../services/assets.js';
@@ -14,7 +13,7 @@ export const UPLOAD_FILE_FIELDS = ['file', 'video', 'audio', 'image'] as const;
 
 export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = ['assets'];
-  const tmpDir = join(services.config.dataDir, 'tmp');
+  const tmpDir = services.config.tempDir;
 
   app.post(
     '/v2/assets/upload',

@@ -3,8 +3,9 @@
 // every process; on SQLite a single shared watcher notices changes written by other processes (e.g.
 // `lipsync worker`), and idle workers in other processes poll.
 import { EventEmitter } from 'node:events';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
+import { PgListenConnection, pgNotify } from '../store/pg-channels.js';
 
 const SUBJECT_CHANNEL = 'lipsync_subject';
 const WORK_CHANNEL = 'lipsync_work';
@@ -147,7 +148,7 @@ export const LISTENER_APPLICATION_NAME = 'lipsync-listener';
  * worker is woken, since changes may have been missed while disconnected.
  */
 export class PostgresEventBus extends BaseBus {
-  private client: pg.Client | null = null;
+  private conn: PgListenConnection | null = null;
   private closed = false;
   private failures = 0;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -170,42 +171,33 @@ export class PostgresEventBus extends BaseBus {
 
   private async connect(): Promise<void> {
     if (this.closed) return;
-    const client = new pg.Client({
-      connectionString: this.connectionString,
-      application_name: LISTENER_APPLICATION_NAME,
-    });
-    client.on('notification', (msg) => {
-      if (!msg.payload) return;
-      if (msg.channel === SUBJECT_CHANNEL) this.emitLocal(msg.payload);
-      else if (msg.channel === WORK_CHANNEL) this.emitWork(msg.payload);
-    });
-    client.on('error', (err) => this.lost(client, err));
-    client.on('end', () => this.lost(client, null));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${SUBJECT_CHANNEL}`);
-      await client.query(`LISTEN ${WORK_CHANNEL}`);
-    } catch (err) {
-      client.removeAllListeners('end');
-      await client.end().catch(() => undefined);
-      throw err;
-    }
+    const conn = await PgListenConnection.open(
+      this.connectionString,
+      [SUBJECT_CHANNEL, WORK_CHANNEL],
+      LISTENER_APPLICATION_NAME,
+      {
+        onMessage: (channel, payload) => {
+          if (channel === SUBJECT_CHANNEL) this.emitLocal(payload);
+          else if (channel === WORK_CHANNEL) this.emitWork(payload);
+        },
+        onLost: (err) => this.lost(conn, err),
+      },
+    );
     if (this.closed) {
-      await client.end().catch(() => undefined);
+      await conn.close();
       return;
     }
-    this.client = client;
+    this.conn = conn;
     this.failures = 0;
-    const pid = (client as unknown as { processID?: number }).processID ?? null;
-    this.events.emit('listening', pid);
+    this.events.emit('listening', conn.pid);
     // Anything announced while we were away was missed: everyone looks again.
     for (const id of this.waiting.keys()) this.emitLocal(id);
     this.emitWork(ANY_KIND);
   }
 
-  private lost(client: pg.Client, err: Error | null): void {
-    if (this.client !== client || this.closed) return;
-    this.client = null;
+  private lost(conn: PgListenConnection, err: Error | null): void {
+    if (this.conn !== conn || this.closed) return;
+    this.conn = null;
     this.logger.warn({ err }, 'event bus connection lost; reconnecting');
     for (const id of this.waiting.keys()) this.emitLocal(id);
     this.scheduleReconnect();
@@ -227,20 +219,20 @@ export class PostgresEventBus extends BaseBus {
 
   async publish(id: string): Promise<void> {
     this.emitLocal(id);
-    await this.pool.query('select pg_notify($1, $2)', [SUBJECT_CHANNEL, id]);
+    await pgNotify(this.pool, SUBJECT_CHANNEL, id);
   }
 
   async announceWork(kind: string): Promise<void> {
     this.emitWork(kind);
-    await this.pool.query('select pg_notify($1, $2)', [WORK_CHANNEL, kind]);
+    await pgNotify(this.pool, WORK_CHANNEL, kind);
   }
 
   override async close(): Promise<void> {
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
-    const c = this.client;
-    this.client = null;
-    await c?.end().catch(() => undefined);
+    const c = this.conn;
+    this.conn = null;
+    await c?.close();
     await super.close();
     this.events.removeAllListeners();
   }

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
 import { ensurePrivateFileSync, tightenFileSync } from '../private-files.js';
 
@@ -14,7 +14,13 @@ export interface Db {
   readonly dialect: Dialect;
   /** The pg pool when on PostgreSQL (LISTEN/NOTIFY needs its own client). */
   readonly pgPool: pg.Pool | null;
+  /** One round trip to the database (health checks). */
+  ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+async function ping(kysely: Kysely<Database>): Promise<void> {
+  await sql`select 1`.execute(kysely);
 }
 
 export function openDatabase(opts: { databaseUrl: string | null; dataDir: string }): Db {
@@ -23,7 +29,13 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
     pg.types.setTypeParser(20, (v) => Number(v));
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { kysely, dialect: 'postgres', pgPool: pool, close: () => kysely.destroy() };
+    return {
+      kysely,
+      dialect: 'postgres',
+      pgPool: pool,
+      ping: () => ping(kysely),
+      close: () => kysely.destroy(),
+    };
   }
   // The database file is created 0600 (in a 0700 folder when we create it) before SQLite opens it;
   // SQLite gives its -wal and -shm files the mode of the database file.
@@ -38,7 +50,7 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
   const kysely = new Kysely<Database>({
     dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
   });
-  return { kysely, dialect: 'sqlite', pgPool: null, close: () => kysely.destroy() };
+  return { kysely, dialect: 'sqlite', pgPool: null, ping: () => ping(kysely), close: () => kysely.destroy() };
 }
 
 /**

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { sql } from 'kysely';
 import type { Services } from '../../services/container.js';
 
 export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
@@ -15,7 +14,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       },
     },
     async () => {
-      await sql`select 1`.execute(services.db.kysely);
+      await services.db.ping();
       return { status: 'ok', database: services.db.dialect };
     },
   );

@@ -136,10 +136,10 @@ describe(`API and a separate worker process (${DB})`, { timeout: 240_000 }, () =
       assert.ok(Math.abs(p.duration - AUDIO_LONG_SECONDS) < 0.15, String(p.duration));
       assert.ok(p.video && p.audio);
       // the worker did the work, the API did not
-      assert.match(worker.output(), new RegExp(`"generationId":"${id}".*"msg":"generation completed"`));
+      assert.match(worker.output(), new RegExp(`"subjectId":"${id}".*"msg":"job completed"`));
       assert.doesNotMatch(
         apiServer.stdout(),
-        new RegExp(`"generationId":"${id}".*"msg":"generation (started|completed)"`),
+        new RegExp(`"subjectId":"${id}".*"msg":"job (started|completed)"`),
       );
     }
   });

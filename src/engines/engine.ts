@@ -1,6 +1,7 @@
 // The engine interface (DESIGN.md): decoded frames of the conformed video + the conformed audio in,
 // frames out, streaming, so memory stays flat however long the video is.
 import type { NormalisedOptions } from '../domain/generation-request.js';
+import type { TimedPhoneme } from '../speech/types.js';
 
 /** The request asks the engine to find the speaking face itself (no point or boxes to follow). */
 export function wantsSpeakerScan(options: NormalisedOptions): boolean {
@@ -19,6 +20,11 @@ export interface EngineJob {
   readonly audioPath: string;
   /** Spans (seconds) where the new audio drives the mouth; outside them frames pass through. */
   readonly activeSpans: readonly { start: number; end: number }[] | null;
+  /**
+   * The phonemes of the conformed audio in output time (ms from the first frame), when the driver is
+   * text or a synthesized asset: the engine shapes the mouth per sound. Null: loudness only.
+   */
+  readonly phonemes?: readonly TimedPhoneme[] | null;
   readonly options: NormalisedOptions;
   readonly settings: Readonly<Record<string, unknown>>;
   readonly signal: AbortSignal;

@@ -182,6 +182,18 @@ export function semitones(fromHz: number, toHz: number): number {
 }
 
 /**
+ * Spectral-shape distance of two LTAS (dB RMS of the band differences after removing their mean, so
+ * that overall level does not count): the research's "LTAS d".
+ */
+export function ltasDistanceDb(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  if (n === 0) return 0;
+  const d = Array.from({ length: n }, (_, i) => a[i] - b[i]);
+  const m = d.reduce((x, y) => x + y, 0) / n;
+  return Math.sqrt(d.reduce((x, y) => x + (y - m) ** 2, 0) / n);
+}
+
+/**
  * Pitch medians of the local provider's built-in voices, measured with measureVoiceProfile (60-500 Hz)
  * on five Harvard sentences (list 1, 1-5) each, synthesized with `RHVoice-test -p <voice>` (24 kHz)
  * and festival `text2wave -eval '(voice_cmu_us_slt_arctic_hts)'`.

@@ -6,6 +6,7 @@ import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { synthesizeFestival } from './festival.js';
 import { joinPieces, readWavInfo, type TimedPiece } from './local-wav.js';
+import { synthesizeRhvoice } from './rhvoice.js';
 import { splitIntoChunks, speakableText } from './text.js';
 import { detectLocalEngines, type LocalEngines, type RhvoiceVoice } from './tools.js';
 import {
@@ -51,8 +52,7 @@ export interface LocalProviderOptions {
 
 function installed(v: LocalVoice, e: LocalEngines): boolean {
   if (v.engine === 'festival') return e.festival;
-  // RHVoice voices need the aligner, wired in the next commit.
-  return e === null;
+  return v.rhvoice !== undefined && e.rhvoice.includes(v.rhvoice) && e.pocketsphinx && e.ffmpeg;
 }
 
 function clamp(x: number, lo: number, hi: number): number {
@@ -109,7 +109,12 @@ export class LocalSynthesisProvider implements SynthesisProvider {
       pieces =
         v.engine === 'festival'
           ? await synthesizeFestival(chunks, { workDir: req.workDir, speed, signal: req.signal })
-          : await Promise.reject(new Error('RHVoice is not wired yet'));
+          : await synthesizeRhvoice(chunks, {
+              voice: v.rhvoice!,
+              workDir: req.workDir,
+              speed,
+              signal: req.signal,
+            });
     } catch (err) {
       req.signal?.throwIfAborted();
       throw new SpeechProviderError('unavailable', 'local', (err as Error).message);

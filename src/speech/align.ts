@@ -58,7 +58,10 @@ export function parseHypseg(line: string): {
   const f = line.trim().split(/\s+/);
   const segments: { startFrame: number; token: string }[] = [];
   let i = 9;
-  for (; i + 3 < f.length; i += 4) segments.push({ startFrame: Number(f[i]), token: f[i + 3] });
+  for (; i + 3 < f.length; i += 4) {
+    // (NULL) marks the grammar's null transitions (start, skipped optional pauses): not audio.
+    if (f[i + 3] !== '(NULL)') segments.push({ startFrame: Math.max(0, Number(f[i])), token: f[i + 3] });
+  }
   return { segments, endFrame: Number(f[i]) };
 }
 

@@ -57,24 +57,37 @@ export interface FestivalOptions {
 export function parseFestivalTimes(dump: string): SpeechTimeline {
   const words: TimedWord[] = [];
   const phonemes: TimedPhoneme[] = [];
+  // festival's word index -> ours: a clitic it splits off ("man's" -> man + 's) joins its word again.
+  const index = new Map<number, number>();
+  let lastToken = '';
   const ms = (s: string): number => Math.round(Number(s) * 1000);
   for (const line of dump.split('\n')) {
     const f = line.split('\t');
     if (f[0] === 'W' && f.length >= 5) {
       const token = f[5] ?? '';
+      const prev = words.at(-1);
+      if (prev && f[2].startsWith("'") && token === lastToken) {
+        prev.text = token;
+        prev.endMs = Math.max(prev.endMs, ms(f[4]));
+        index.set(Number(f[1]), words.length - 1);
+        continue;
+      }
+      lastToken = token;
       // The written token when it is this very word (keeps "Hello"); else the spoken word ("twelve").
-      const text =
-        token.toLowerCase().replace(/'/g, '') === f[2].toLowerCase().replace(/'/g, '') ? token : f[2];
-      words[Number(f[1])] = { text, startMs: ms(f[3]), endMs: ms(f[4]) };
+      const bare = (x: string): string => x.toLowerCase().replace(/'/g, '');
+      const text = bare(token) === bare(f[2]) ? token : f[2];
+      index.set(Number(f[1]), words.length);
+      words.push({ text, startMs: ms(f[3]), endMs: ms(f[4]) });
     } else if (f[0] === 'P' && f.length >= 5) {
       const phone = normalisePhone(f[2]);
-      if (phone) phonemes.push({ phone, startMs: ms(f[3]), endMs: ms(f[4]), word: Number(f[1]) });
+      const word = index.get(Number(f[1]));
+      if (phone && word !== undefined) phonemes.push({ phone, startMs: ms(f[3]), endMs: ms(f[4]), word });
     } else if (f[0] === 'S' && f.length >= 4) {
       phonemes.push({ phone: 'sil', startMs: ms(f[2]), endMs: ms(f[3]) });
     }
   }
   phonemes.sort((a, b) => a.startMs - b.startMs || a.endMs - b.endMs);
-  return { words: words.filter(Boolean), phonemes: tidyPhonemes(phonemes) };
+  return { words, phonemes: tidyPhonemes(phonemes) };
 }
 
 /**
@@ -85,10 +98,12 @@ export async function synthesizeFestival(
   chunks: readonly string[],
   opts: FestivalOptions,
 ): Promise<TimedPiece[]> {
+  // Rate through hts_engine's own `-r` (speed factor): Duration_Stretch does not reach HTS voices in
+  // festival 2.5 (measured: no change); `-r` scales the durations, and the segment times with them.
   const lines = [
     `(voice_${FESTIVAL_VOICE})`,
     DUMP,
-    `(Parameter.set 'Duration_Stretch ${(1 / opts.speed).toFixed(4)})`,
+    `(set! hts_engine_params (append hts_engine_params (list (list "-r" ${opts.speed.toFixed(4)}))))`,
   ];
   const files = chunks.map((_, i) => ({
     wav: join(opts.workDir, `festival-${i}.wav`),

@@ -8,6 +8,29 @@ export type Role = 'api' | 'worker' | 'all';
 export const ENGINE_NAMES = ['cpu', 'passthrough'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
+/** Speech providers (docs/speech.md). */
+export interface SpeechConfig {
+  /** The provider a TTS request or text input uses when it names none. */
+  readonly defaultProvider: 'local' | 'openai' | 'elevenlabs';
+  /** Longest wait for one synthesis (any provider). */
+  readonly synthesisTimeoutMs: number;
+  /** OpenAI-compatible `POST /v1/audio/speech` server; null = provider off. */
+  readonly openai: {
+    readonly url: string;
+    readonly apiKey: string | null;
+    readonly model: string;
+    readonly voices: readonly string[] | null;
+  } | null;
+  /** ElevenLabs API; the key may be null (organizations then bring their own). */
+  readonly elevenlabs: {
+    readonly url: string;
+    readonly apiKey: string | null;
+    readonly modelId: string;
+  } | null;
+  /** Clones need `lipsync voice verify ID` before use (consent verification). */
+  readonly cloneVerification: boolean;
+}
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -39,6 +62,7 @@ export interface Config {
   readonly workerIdlePollMs: number;
   /** Scratch space of this process (jobs, uploads in flight, fetches): <data dir>/tmp. */
   readonly tempDir: string;
+  readonly speech: SpeechConfig;
   /** Per-model prices file (JSON, see docs/pricing.md); null = built-in table. */
   readonly pricingFile: string | null;
   readonly fetchMaxBytes: number;
@@ -192,6 +216,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     problems.push('LIPSYNC_SIGNING_SECRET must be at least 32 characters');
   }
 
+  const speech = speechConfig(env, problems, url, int, bool);
+
   const config: Config = {
     port,
     host,
@@ -216,6 +242,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     workerKinds: list('LIPSYNC_WORKER_KINDS'),
     workerIdlePollMs: int('LIPSYNC_WORKER_IDLE_POLL_MS', databaseUrl ? 5000 : 1000, 50, 60_000),
     tempDir: join(dataDir, 'tmp'),
+    speech,
     pricingFile:
       env.LIPSYNC_PRICING_FILE && env.LIPSYNC_PRICING_FILE !== '' ? resolve(env.LIPSYNC_PRICING_FILE) : null,
     fetchMaxBytes: int('LIPSYNC_FETCH_MAX_BYTES', 5 * 1024 ** 3, 1, 5 * 1024 ** 3),
@@ -231,4 +258,57 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+const PROVIDERS = ['local', 'openai', 'elevenlabs'] as const;
+
+function speechConfig(
+  env: Env,
+  problems: string[],
+  url: (name: string, protocols: string[]) => string | null,
+  int: (name: string, def: number, min: number, max: number) => number,
+  bool: (name: string, def: boolean) => boolean,
+): SpeechConfig {
+  const str = (name: string): string | null => (env[name] && env[name] !== '' ? (env[name] as string) : null);
+  const openaiUrl = url('LIPSYNC_OPENAI_TTS_URL', ['http:', 'https:']);
+  const elevenUrl = url('LIPSYNC_ELEVENLABS_URL', ['http:', 'https:']);
+  const elevenKey = str('LIPSYNC_ELEVENLABS_API_KEY');
+  const voices = str('LIPSYNC_OPENAI_TTS_VOICES');
+  const elevenlabsOn = bool('LIPSYNC_ELEVENLABS_ENABLED', elevenUrl !== null || elevenKey !== null);
+  const def = env.LIPSYNC_TTS_DEFAULT_PROVIDER || 'local';
+  let defaultProvider: SpeechConfig['defaultProvider'] = 'local';
+  if ((PROVIDERS as readonly string[]).includes(def))
+    defaultProvider = def as SpeechConfig['defaultProvider'];
+  else problems.push(`LIPSYNC_TTS_DEFAULT_PROVIDER=${JSON.stringify(def)} must be ${PROVIDERS.join(', ')}`);
+  const openai = openaiUrl
+    ? {
+        url: openaiUrl.replace(/\/+$/, ''),
+        apiKey: str('LIPSYNC_OPENAI_TTS_API_KEY'),
+        model: str('LIPSYNC_OPENAI_TTS_MODEL') ?? 'tts-1',
+        voices: voices
+          ? voices
+              .split(',')
+              .map((v) => v.trim())
+              .filter(Boolean)
+          : null,
+      }
+    : null;
+  const elevenlabs = elevenlabsOn
+    ? {
+        url: (elevenUrl ?? 'https://api.elevenlabs.io').replace(/\/+$/, ''),
+        apiKey: elevenKey,
+        modelId: str('LIPSYNC_ELEVENLABS_MODEL') ?? 'eleven_multilingual_v2',
+      }
+    : null;
+  if (defaultProvider === 'openai' && !openai)
+    problems.push('LIPSYNC_TTS_DEFAULT_PROVIDER=openai needs LIPSYNC_OPENAI_TTS_URL');
+  if (defaultProvider === 'elevenlabs' && !elevenlabs)
+    problems.push('LIPSYNC_TTS_DEFAULT_PROVIDER=elevenlabs needs LIPSYNC_ELEVENLABS_API_KEY or _URL');
+  return {
+    defaultProvider,
+    synthesisTimeoutMs: int('LIPSYNC_TTS_TIMEOUT_SECONDS', 60, 1, 600) * 1000,
+    openai,
+    elevenlabs,
+    cloneVerification: bool('LIPSYNC_VOICE_CLONE_VERIFICATION', false),
+  };
 }

@@ -111,6 +111,73 @@ export const ERRORS = {
     'Access to this voice is denied.',
     'Use a voice owned by or shared with your organization.',
   ),
+  // Voices and text-to-speech (api-details sections 3 and 4; docs/speech.md).
+  voice_name_conflict: entry(
+    'voice_name_conflict',
+    409,
+    'The organization already has a voice with this name.',
+    'Choose another name, or delete the existing voice first.',
+  ),
+  voice_clone_limit_reached: entry(
+    'voice_clone_limit_reached',
+    403,
+    'All voice-clone slots of your plan are in use.',
+    'Delete a cloned voice with DELETE /v2/voices/{id}, or upgrade the plan.',
+  ),
+  voice_sample_too_short: entry(
+    'voice_sample_too_short',
+    400,
+    'The voice sample holds too little speech.',
+    'Send 30 seconds to 2 minutes of one person speaking clearly (at least 3 seconds of voiced speech).',
+  ),
+  voice_sample_not_accessible: entry(
+    'voice_sample_not_accessible',
+    422,
+    'The voice sample could not be read.',
+    'Pass the assetId of an uploaded audio or video file, or the url POST /v2/assets/upload returned.',
+  ),
+  voice_sample_type_unsupported: entry(
+    'voice_sample_type_unsupported',
+    422,
+    'The voice sample is not audio or a video with sound.',
+    'Send an audio file, or a video with a soundtrack.',
+  ),
+  voice_sample_upload_required: entry(
+    'voice_sample_upload_required',
+    422,
+    'The voice sample must be stored on this service.',
+    'Upload the sample with POST /v2/assets/upload and pass its assetId or url.',
+  ),
+  voice_sample_source_too_large: entry(
+    'voice_sample_source_too_large',
+    413,
+    'The voice sample is larger than 1 GiB.',
+    'Send a shorter sample; only the first two minutes are used.',
+  ),
+  voice_clone_unsupported: entry(
+    'voice_clone_unsupported',
+    422,
+    'This voice provider cannot clone voices.',
+    'Clone with provider local or elevenlabs.',
+  ),
+  voice_not_deletable: entry(
+    'voice_not_deletable',
+    422,
+    'Only cloned voices can be deleted.',
+    'Built-in voices of a provider cannot be removed; an operator can block them.',
+  ),
+  tts_job_not_found: entry(
+    'tts_job_not_found',
+    404,
+    'Text-to-speech job not found.',
+    'Check the job id; jobs of other organizations are not visible.',
+  ),
+  tts_async_unavailable: entry(
+    'tts_async_unavailable',
+    503,
+    'Asynchronous text-to-speech is not enabled for this organization.',
+    'Use POST /v2/tts, or ask the operator to enable the tts_async flag for the organization.',
+  ),
   dialogue_edit_retime_required: entry(
     'dialogue_edit_retime_required',
     422,

@@ -2,6 +2,7 @@
 // segments. The schema checks shapes; this checks meaning. No I/O.
 import { AppError } from './errors.js';
 import { findModel } from './models.js';
+import { normaliseTtsRequest, type TtsRequest } from './tts.js';
 
 export const SYNC_MODES = ['bounce', 'loop', 'cut_off', 'silence', 'remap'] as const;
 export type SyncMode = (typeof SYNC_MODES)[number];
@@ -63,11 +64,22 @@ export interface NormalisedOptions {
   activeSpeaker: ActiveSpeakerHint | null;
 }
 
+/** A text input: speech synthesized at submit time, then used as the audio input. */
+export interface TextDriver {
+  field: string;
+  refId?: string;
+  request: TtsRequest;
+  /** The provider object as the client sent it (shown back in the generation's input). */
+  provider: Record<string, unknown>;
+}
+
 export interface NormalisedRequest {
   model: string;
   video: MediaRef | null;
   image: MediaRef | null;
+  /** With a text input: no url or assetId until the speech is synthesized (assetId then). */
   audio: MediaRef;
+  text: TextDriver | null;
   options: NormalisedOptions;
   segments: SegmentSpec[];
   webhookUrl: string | null;
@@ -310,6 +322,7 @@ export function normaliseGenerationRequest(body: GenerationRequestBody): Normali
   let video: MediaRef | null = null;
   let image: MediaRef | null = null;
   let audio: MediaRef | null = null;
+  let text: TextDriver | null = null;
   let videoItem: InputItem | undefined;
   items.forEach((item, i) => {
     switch (item.type) {
@@ -323,14 +336,27 @@ export function normaliseGenerationRequest(body: GenerationRequestBody): Normali
         image = mediaRef(item, i);
         break;
       case 'audio':
-        if (audio) bad(`input[${i}]`, 'only one audio input is allowed');
+        if (audio) bad(`input[${i}]`, 'send one audio or text input');
         audio = mediaRef(item, i);
         break;
-      case 'text':
-        throw new AppError('generation_feature_unavailable', {
-          field: `input[${i}]`,
-          message: 'Text inputs (speech synthesis) are not available on this server yet.',
-        });
+      case 'text': {
+        if (audio) bad(`input[${i}]`, 'send one audio or text input');
+        const field = `input[${i}]`;
+        const p = item.provider;
+        if (!p || typeof p !== 'object' || Array.isArray(p))
+          bad(`${field}.provider`, `${field}.provider must be an object {name, voiceId, script}`);
+        if (item.url !== undefined || item.assetId !== undefined)
+          bad(field, `${field} is a text input: it takes provider, not url or assetId`);
+        const provider = p as Record<string, unknown>;
+        text = {
+          field,
+          refId: item.refId,
+          request: normaliseTtsRequest(provider, { prefix: `${field}.provider.`, providerField: 'name' }),
+          provider,
+        };
+        audio = { field, refId: item.refId };
+        break;
+      }
       default:
         bad(`input[${i}].type`, `input[${i}].type must be video, image, audio or text`);
     }
@@ -343,7 +369,7 @@ export function normaliseGenerationRequest(body: GenerationRequestBody): Normali
   }
   if (image && video) bad('input', 'send either a video or an image input, not both');
   if (!image && !video) bad('input', 'a video (or, with sync-3, an image) input is required');
-  if (!audio) bad('input', 'an audio input is required');
+  if (!audio) bad('input', 'an audio or text input is required');
   const a = audio as MediaRef;
   const segments = normaliseSegments(body, a, video, videoItem);
   if (image && segments.length > 0) segErr('segments', 'segments need a video input');
@@ -365,6 +391,7 @@ export function normaliseGenerationRequest(body: GenerationRequestBody): Normali
     video,
     image,
     audio: a,
+    text,
     options: normaliseOptions(body.options, model.id),
     segments,
     webhookUrl: body.webhookUrl || null,

@@ -18,6 +18,8 @@ export interface PlanLimits {
   readonly maxOutputPixels: number;
   /** Most work one generation may ask for: output pixels x frames (width x height x fps x seconds). */
   readonly maxPixelFrames: number;
+  /** Cloned voices an organization may keep (POST /v2/voices). */
+  readonly voiceCloneSlots: number;
 }
 
 const MiB = 1024 * 1024;
@@ -35,6 +37,7 @@ export const PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = {
     batch: false,
     maxOutputPixels: HD,
     maxPixelFrames: HD * 30 * 60,
+    voiceCloneSlots: 1,
   },
   hobbyist: {
     concurrency: 1,
@@ -44,6 +47,7 @@ export const PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = {
     batch: false,
     maxOutputPixels: QHD,
     maxPixelFrames: HD * 30 * 300,
+    voiceCloneSlots: 3,
   },
   creator: {
     concurrency: 3,
@@ -53,6 +57,7 @@ export const PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = {
     batch: false,
     maxOutputPixels: UHD,
     maxPixelFrames: HD * 30 * 600,
+    voiceCloneSlots: 10,
   },
   growth: {
     concurrency: 6,
@@ -62,6 +67,7 @@ export const PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = {
     batch: false,
     maxOutputPixels: UHD,
     maxPixelFrames: HD * 30 * 1800,
+    voiceCloneSlots: 30,
   },
   scale: {
     concurrency: 15,
@@ -71,6 +77,7 @@ export const PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = {
     batch: true,
     maxOutputPixels: UHD,
     maxPixelFrames: UHD * 30 * 3600,
+    voiceCloneSlots: 100,
   },
   enterprise: {
     concurrency: 15,
@@ -80,6 +87,7 @@ export const PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = {
     batch: true,
     maxOutputPixels: UHD,
     maxPixelFrames: UHD * 30 * 7200,
+    voiceCloneSlots: 1000,
   },
 };
 

@@ -1,6 +1,6 @@
 // Per-job scratch space: a fresh private directory that is always removed afterwards, whether the
 // work succeeded, failed or was aborted.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -18,6 +18,8 @@ export async function makeTempDir(prefix: string, root: string = tmpdir()): Prom
       `temp dir prefix must be 1-64 characters of [A-Za-z0-9._-], got ${JSON.stringify(prefix)}`,
     );
   }
+  // The root (e.g. <data dir>/tmp) may not exist yet on a fresh data folder.
+  await mkdir(root, { recursive: true, mode: 0o700 });
   return mkdtemp(join(root, `${prefix}-`));
 }
 

@@ -20,6 +20,7 @@ import type { EngineReport } from '../engines/engine.js';
 import { conformedScene } from '../media/scene.js';
 import { wantsSpeakerScan } from '../engines/engine.js';
 import { toConformSegments } from './segments.js';
+import { phonemesInOutputTime } from './timeline.js';
 
 /** Everything a generation run needs, made on the server when the job is claimed. */
 export interface GenerationRunInput {
@@ -105,6 +106,7 @@ export async function runGeneration(
           activeSpans: plan.segments.length
             ? plan.segments.map((s) => ({ start: s.startTime, end: s.endTime }))
             : null,
+          phonemes: input.audio.timeline ? phonemesInOutputTime(input.audio.timeline.phonemes, plan) : null,
           options: req.options,
           settings: binding.settings,
           signal: ctx.signal,

@@ -1,5 +1,6 @@
 // Assets: uploaded media of an organization. Upload (probe, plan limit, store, record), list, get, delete.
 import { randomUUID } from 'node:crypto';
+import { stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
 import type { AssetRecord } from '../store/assets.js';
@@ -35,6 +36,8 @@ export interface UploadInput {
   readonly name?: string;
   readonly projectId?: string;
   readonly visibility?: string;
+  /** Where the asset came from: UPLOAD (default) or TTS (synthesized speech). */
+  readonly inputType?: 'UPLOAD' | 'TTS';
 }
 
 export interface AssetListInput {
@@ -131,7 +134,7 @@ export class AssetService {
       storageKey: key,
       contentType,
       visibility,
-      inputType: 'UPLOAD',
+      inputType: input.inputType ?? 'UPLOAD',
       createdByKeyId: input.keyId,
       createdAt: now,
       updatedAt: now,
@@ -143,6 +146,54 @@ export class AssetService {
       throw err;
     }
     return asset;
+  }
+
+  /** Synthesized speech as a TTS asset, with its word and phoneme timeline (the file is moved). */
+  async storeSynthesized(input: {
+    organization: Organization;
+    keyId: string | null;
+    path: string;
+    name: string;
+    timeline: unknown;
+  }): Promise<AssetRecord> {
+    const { size } = await stat(input.path);
+    const asset = await this.upload({
+      organization: input.organization,
+      keyId: input.keyId,
+      path: input.path,
+      size,
+      fileName: input.name,
+      name: input.name,
+      inputType: 'TTS',
+    });
+    try {
+      await this.store.assets.saveTimeline(asset.organizationId, asset.id, input.timeline);
+    } catch (err) {
+      await this.delete(asset.organizationId, asset.id).catch(() => undefined);
+      throw err;
+    }
+    return asset;
+  }
+
+  /** GET /v2/assets/{id}/timeline: 404 for an asset without one (uploads). */
+  async timelineOf(organizationId: string, id: string): Promise<unknown> {
+    const a = await this.get(organizationId, id);
+    const t = await this.timeline(organizationId, a.id);
+    if (!t)
+      throw new AppError('asset_not_found', {
+        message: `Asset ${a.id} has no timeline (only synthesized speech has one).`,
+      });
+    return t;
+  }
+
+  /** The timeline of a synthesized asset, or null (uploads have none). */
+  timeline(organizationId: string, assetId: string): Promise<unknown> {
+    return this.store.assets.timeline(organizationId, assetId);
+  }
+
+  /** The organization's asset stored under `key` (our own URLs given back as inputs), or null. */
+  findByStorageKey(organizationId: string, key: string): Promise<AssetRecord | null> {
+    return this.store.assets.findByStorageKey(organizationId, key);
   }
 
   /** A missing, malformed or foreign id is asset_not_found, never a hint that it exists elsewhere. */

@@ -20,6 +20,11 @@ import { PostgresEventBus, SqliteEventBus, type EventBus } from '../jobs/event-b
 import { HandlerRegistry } from '../jobs/handler.js';
 import { JobQueue } from '../jobs/queue.js';
 import { generationHandler } from '../handlers/generation.js';
+import { ttsHandler } from '../handlers/tts.js';
+import { SpeechService } from './speech.js';
+import { TtsService } from './tts.js';
+import { VoiceService } from './voices.js';
+import { createSpeechProviders } from '../speech/registry.js';
 import { EngineRegistry } from '../engines/registry.js';
 import { IdempotencyService } from './idempotency.js';
 import { assertPublicUrl, OutgoingRequestError } from '../media/http-client.js';
@@ -46,6 +51,9 @@ export interface Services {
   readonly queue: JobQueue;
   readonly idempotency: IdempotencyService;
   readonly generations: GenerationService;
+  readonly speech: SpeechService;
+  readonly tts: TtsService;
+  readonly voices: VoiceService;
   readonly prices: PriceTable;
   close(): Promise<void>;
 }
@@ -76,13 +84,22 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     bus = new SqliteEventBus((since, ids) => store.generations.changedSince(since, ids));
   }
   let engines: EngineRegistry | null = null;
-  const handlers = new HandlerRegistry().register(
-    generationHandler({
-      store,
-      prices,
-      engines: () => (engines ??= EngineRegistry.fromFile(config.enginesFile, config.defaultEngine)),
-    }),
+  const speech = new SpeechService(
+    config,
+    store,
+    assets,
+    createSpeechProviders(config.speech, { allowPrivate: config.allowPrivateUrls }),
+    logger.child({ component: 'speech' }),
   );
+  const handlers = new HandlerRegistry()
+    .register(
+      generationHandler({
+        store,
+        prices,
+        engines: () => (engines ??= EngineRegistry.fromFile(config.enginesFile, config.defaultEngine)),
+      }),
+    )
+    .register(ttsHandler({ store, speech: () => speech }));
   // A job of a kind this build cannot run must not sit in the queue unnoticed.
   handlers.assertCovers(await store.jobs.unsettledKinds());
   const queue = new JobQueue(store, handlers, bus, logger.child({ component: 'jobs' }));
@@ -106,6 +123,16 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     queue,
     idempotency,
     prices,
+    speech,
+    tts: new TtsService({ config, store, speech, assets, idempotency, queue }),
+    voices: new VoiceService({
+      config,
+      store,
+      blobs,
+      assets,
+      speech,
+      logger: logger.child({ component: 'voices' }),
+    }),
     generations: new GenerationService({
       config,
       store,
@@ -117,6 +144,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
       assets,
       prices,
       resolveInputs: createInputResolver(config, blobs, assets),
+      speech,
       checkWebhookUrl: (url, field) => checkPublicUrl(url, field, config.allowPrivateUrls),
     }),
     async close() {

@@ -16,6 +16,7 @@ import { probeMedia, MediaProbeError, type MediaKind, type MediaProbe } from '..
 import { fetchToFile, UrlFetchError } from '../media/fetch.js';
 import { planConform, ConformPlanError, type ConformPlanInput } from '../media/conform-plan.js';
 import { toConformSegments } from '../pipeline/segments.js';
+import type { SpeechTimeline } from '../speech/types.js';
 
 export interface ResolvedMedia {
   blobKey: string;
@@ -23,6 +24,8 @@ export interface ResolvedMedia {
   assetId?: string;
   url?: string;
   probe: MediaProbe;
+  /** Word and phoneme times of synthesized speech (a TTS asset), for the engine's mouth shapes. */
+  timeline?: SpeechTimeline;
 }
 
 /** A user-facing refusal; the detail (ffprobe's or the fetcher's words) goes to the log only. */
@@ -92,12 +95,39 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
     }
   }
 
+  async function ownAsset(org: Organization, url: string) {
+    const ours = blobs.keyFromUrl(url);
+    if (ours.status !== 'valid') return null;
+    return assets.findByStorageKey(org.id, ours.key);
+  }
+
+  async function timelineOf(org: Organization, assetId: string): Promise<SpeechTimeline | undefined> {
+    return ((await assets.timeline(org.id, assetId)) as SpeechTimeline | null) ?? undefined;
+  }
+
   async function one(
     org: Organization,
     ref: MediaRef,
     role: 'video' | 'image' | 'audio',
     keep: boolean,
   ): Promise<ResolvedMedia> {
+    // Our own signed URL (a TTS result, an upload) is read from the store, never fetched over HTTP.
+    const own = ref.url ? await ownAsset(org, ref.url) : null;
+    if (own) {
+      const probe = await withDownload(own.storageKey, (path) => probeMedia(path)).catch((e: unknown) => {
+        throw inaccessible(ref.field, 'The asset could not be read as media.', e);
+      });
+      expectKind(ref, role, probe.kind, !!probe.audio);
+      const timeline = role === 'audio' ? await timelineOf(org, own.id) : undefined;
+      return {
+        blobKey: own.storageKey,
+        source: 'asset',
+        assetId: own.id,
+        url: ref.url,
+        probe,
+        ...(timeline ? { timeline } : {}),
+      };
+    }
     if (ref.assetId) {
       const r = await assets.get(org.id, ref.assetId).catch((err: unknown) => {
         if (err instanceof AppError && err.code === 'asset_not_found') {
@@ -114,7 +144,14 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
         throw inaccessible(ref.field, 'The asset could not be read as media.', e);
       });
       expectKind(ref, role, probe.kind, !!probe.audio);
-      return { blobKey: r.storageKey, source: 'asset', assetId: r.id, probe };
+      const timeline = role === 'audio' ? await timelineOf(org, r.id) : undefined;
+      return {
+        blobKey: r.storageKey,
+        source: 'asset',
+        assetId: r.id,
+        probe,
+        ...(timeline ? { timeline } : {}),
+      };
     }
     const url = ref.url as string;
     await mkdir(tmpRoot, { recursive: true, mode: 0o700 });

@@ -17,6 +17,7 @@ import { CommitOutcomeUnknown, type IdempotencyClaim, type IdempotencyService } 
 import { formFingerprintPayload, withUploadedAssets, type UploadedForm } from './generation-uploads.js';
 import type { ResolvedMedia } from './generation-inputs.js';
 import { generationView } from './generation-view.js';
+import type { SpeechService } from './speech.js';
 import { AppError } from '../domain/errors.js';
 import {
   normaliseGenerationRequest,
@@ -80,6 +81,8 @@ export interface GenerationServiceDeps {
   readonly prices: PriceTable;
   readonly resolveInputs: InputResolver;
   readonly checkWebhookUrl: UrlCheck;
+  /** Synthesizes text inputs at submit time (the generation then runs as with recorded audio). */
+  readonly speech: SpeechService;
 }
 
 /** What a request stored before it was refused (removed again, so nothing is orphaned). */
@@ -145,6 +148,7 @@ export class GenerationService {
     let committed = false;
     try {
       if (opts.upload) req = await this.saveUploads(auth, body, opts.upload, stored);
+      if (req.text) req = await this.synthesizeText(auth, req, stored, claim !== null);
       stored.inputs = await this.deps.resolveInputs(org, req);
       const g = await this.insert(auth, req, stored.inputs, opts.source ?? 'api', claim);
       committed = true;
@@ -152,6 +156,41 @@ export class GenerationService {
     } catch (err) {
       // A commit of unknown outcome may have stored the generation: its inputs must stay.
       if (!committed && !(err instanceof CommitOutcomeUnknown)) await this.discard(org.id, stored);
+      throw err;
+    }
+  }
+
+  /**
+   * Rules 4-5: the text is spoken now, stored as a TTS asset (with its phoneme timeline) and used as
+   * the audio input. A keyed request whose provider timed out cannot know whether the provider did
+   * the work: 503 IDEMPOTENCY_OUTCOME_UNKNOWN (the key is released; retry with the same key).
+   */
+  private async synthesizeText(
+    auth: AuthContext,
+    req: NormalisedRequest,
+    stored: Stored,
+    keyed: boolean,
+  ): Promise<NormalisedRequest> {
+    const text = req.text as NonNullable<NormalisedRequest['text']>;
+    try {
+      const r = await this.deps.speech.synthesizeToAsset(auth.organization, auth.key.id, text.request, {
+        prefix: `${text.field}.provider.`,
+      });
+      stored.assetIds.push(r.asset.id);
+      return { ...req, audio: { ...req.audio, assetId: r.asset.id } };
+    } catch (err) {
+      if (
+        keyed &&
+        err instanceof AppError &&
+        err.code === 'provider_service_unavailable' &&
+        err.status === 504
+      )
+        throw new AppError('IDEMPOTENCY_OUTCOME_UNKNOWN', {
+          message: 'The voice provider did not answer in time; the outcome of the synthesis is unknown.',
+          suggestion: 'Retry with the same Idempotency-Key and payload after Retry-After.',
+          headers: { 'Retry-After': '5' },
+          cause: err,
+        });
       throw err;
     }
   }
@@ -222,7 +261,8 @@ export class GenerationService {
       status: 'PENDING',
       source,
       input: [req.video ?? req.image, req.audio].map((r, i) => ({
-        type: i === 1 ? 'audio' : req.video ? 'video' : 'image',
+        type: i === 1 ? (req.text ? 'text' : 'audio') : req.video ? 'video' : 'image',
+        ...(i === 1 && req.text ? { provider: req.text.provider } : {}),
         ...(r?.url ? { url: r.url } : {}),
         ...(r?.assetId ? { assetId: r.assetId } : {}),
         ...(r?.refId ? { refId: r.refId } : {}),
@@ -438,6 +478,12 @@ export class GenerationService {
    */
   async analyzeCost(org: Organization, body: GenerationRequestBody): Promise<Estimate> {
     const req = normaliseGenerationRequest(body);
+    if (req.text)
+      throw new AppError('cost_estimate_unavailable', {
+        field: req.text.field,
+        message: 'The length of spoken text is known only once it is synthesized.',
+        suggestion: 'Synthesize it with POST /v2/tts and send its url as the audio input to get a quote.',
+      });
     const inputs = await this.deps.resolveInputs(org, req, { keep: false });
     return estimateCost(
       this.deps.prices,

@@ -42,6 +42,12 @@ export interface BlobStore {
   /** An absolute URL that lets anyone holding it read the blob until it expires. */
   signedUrl(key: string, opts?: SignedUrlOptions): Promise<string>;
   /**
+   * Whether `url` is one of this store's own signed URLs: 'foreign' for any other URL; else the key
+   * and whether its signature is valid (unexpired), so that our own URLs given back as inputs are
+   * read from the store, never fetched over HTTP.
+   */
+  keyFromUrl(url: string): { status: 'foreign' } | { status: 'valid' | 'invalid' | 'expired'; key: string };
+  /**
    * Writes the blob to a local file (a download; the local store links or copies its own file), for
    * tools that need a path (ffmpeg). The file is the caller's to remove.
    */

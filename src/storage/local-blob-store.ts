@@ -143,6 +143,10 @@ export class LocalBlobStore implements BlobStore {
     return this.signer.sign(key, opts);
   }
 
+  keyFromUrl(url: string): ReturnType<BlobStore['keyFromUrl']> {
+    return this.signer.keyOf(url);
+  }
+
   async localPath(key: string): Promise<string | null> {
     assertValidBlobKey(key);
     return this.pathOf(key);

@@ -43,6 +43,30 @@ export class UrlSigner {
     return `${this.publicUrl}/v2/files/${key}?${params.toString()}`;
   }
 
+  /**
+   * The key a URL of ours points at: 'foreign' for any other URL, otherwise the signature check of
+   * its key ('valid' only for an unexpired URL signed here).
+   */
+  keyOf(url: string): { status: 'foreign' } | { status: SignatureCheck; key: string } {
+    let u: URL;
+    let base: URL;
+    try {
+      u = new URL(url);
+      base = new URL(`${this.publicUrl}/v2/files/`);
+    } catch {
+      return { status: 'foreign' };
+    }
+    if (u.origin !== base.origin || !u.pathname.startsWith(base.pathname)) return { status: 'foreign' };
+    const key = decodeURIComponent(u.pathname.slice(base.pathname.length));
+    const q = u.searchParams;
+    const status = this.check(key, {
+      expires: q.get('expires') ?? undefined,
+      sig: q.get('sig') ?? undefined,
+      name: q.get('name') ?? undefined,
+    });
+    return { status, key };
+  }
+
   /** Checks a request for key; a wrong signature is 'invalid' whether or not it has expired. */
   check(key: string, q: SignedQuery): SignatureCheck {
     if (!q.expires || !/^\d{1,12}$/.test(q.expires) || !q.sig || !/^[0-9a-f]{64}$/i.test(q.sig)) {

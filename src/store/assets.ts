@@ -96,8 +96,8 @@ function likeContains(s: string): string {
 export class AssetRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async insert(a: AssetRecord): Promise<void> {
-    await this.db
+  async insert(a: AssetRecord, db: Kysely<Database> = this.db): Promise<void> {
+    await db
       .insertInto('assets')
       .values({
         id: a.id,
@@ -202,8 +202,44 @@ export class AssetRepository {
         ),
       )
       .executeTakeFirst();
-    if (Number(r.numDeletedRows) > 0) return 'deleted';
+    if (Number(r.numDeletedRows) > 0) {
+      await this.db.deleteFrom('asset_timelines').where('asset_id', '=', a.id).execute();
+      return 'deleted';
+    }
     return (await this.find(a.organizationId, a.id)) ? 'in_use' : 'missing';
+  }
+
+  async findByStorageKey(organizationId: string, key: string): Promise<AssetRecord | null> {
+    const r = await this.db
+      .selectFrom('assets')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('storage_key', '=', key)
+      .executeTakeFirst();
+    return r ? toAsset(r) : null;
+  }
+
+  /** The word and phoneme timeline of a synthesized asset (stored as JSON). */
+  async saveTimeline(
+    organizationId: string,
+    assetId: string,
+    timeline: unknown,
+    db: Kysely<Database> = this.db,
+  ): Promise<void> {
+    await db
+      .insertInto('asset_timelines')
+      .values({ asset_id: assetId, organization_id: organizationId, timeline: JSON.stringify(timeline) })
+      .execute();
+  }
+
+  async timeline(organizationId: string, assetId: string): Promise<unknown> {
+    const r = await this.db
+      .selectFrom('asset_timelines')
+      .select('timeline')
+      .where('organization_id', '=', organizationId)
+      .where('asset_id', '=', assetId)
+      .executeTakeFirst();
+    return r ? (JSON.parse(r.timeline) as unknown) : null;
   }
 }
 

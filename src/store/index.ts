@@ -9,6 +9,8 @@ import { IdempotencyRepository } from './idempotency.js';
 import { WebhookRepository } from './webhooks.js';
 import { JobRepository } from './jobs.js';
 import { UsageRepository } from './usage.js';
+import { VoiceRepository } from './voices.js';
+import { TtsJobRepository } from './tts-jobs.js';
 
 export interface Store {
   readonly db: Db;
@@ -22,6 +24,8 @@ export interface Store {
   readonly webhooks: WebhookRepository;
   readonly jobs: JobRepository;
   readonly usage: UsageRepository;
+  readonly voices: VoiceRepository;
+  readonly ttsJobs: TtsJobRepository;
 }
 
 export function createStore(db: Db): Store {
@@ -38,5 +42,7 @@ export function createStore(db: Db): Store {
     webhooks: new WebhookRepository(k),
     jobs: new JobRepository(k, db.dialect),
     usage: new UsageRepository(k),
+    voices: new VoiceRepository(k),
+    ttsJobs: new TtsJobRepository(k),
   };
 }

@@ -5,12 +5,14 @@ import * as m0001 from './migrations/0001_initial.js';
 import * as m0002 from './migrations/0002_assets_extra.js';
 import * as m0003 from './migrations/0003_generations.js';
 import * as m0004 from './migrations/0004_jobs.js';
+import * as m0005 from './migrations/0005_speech.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
   '0002_assets_extra': m0002,
   '0003_generations': m0003,
   '0004_jobs': m0004,
+  '0005_speech': m0005,
 };
 
 class StaticProvider implements MigrationProvider {

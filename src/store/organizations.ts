@@ -15,7 +15,7 @@ export interface Organization {
   updatedAt: string;
 }
 
-export function toOrganization(r: Selectable<OrganizationTable>): Organization {
+export function toOrganization(r: Omit<Selectable<OrganizationTable>, 'provider_keys'>): Organization {
   return {
     id: r.id,
     name: r.name,
@@ -89,5 +89,47 @@ export class OrganizationRepository {
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .executeTakeFirstOrThrow();
     return Number(r.n);
+  }
+
+  /** The organization's own key for a voice provider (kept apart from Organization: it is a secret). */
+  async providerKey(id: string, provider: string): Promise<string | null> {
+    const r = await this.db
+      .selectFrom('organizations')
+      .select('provider_keys')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    const keys = r?.provider_keys ? (JSON.parse(r.provider_keys) as Record<string, string>) : {};
+    return keys[provider] ?? null;
+  }
+
+  /** Sets (or, with null, removes) the organization's own key for a provider. */
+  async setProviderKey(id: string, provider: string, key: string | null): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx
+        .selectFrom('organizations')
+        .select('provider_keys')
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (!r) return false;
+      const keys = r.provider_keys ? (JSON.parse(r.provider_keys) as Record<string, string>) : {};
+      if (key === null) delete keys[provider];
+      else keys[provider] = key;
+      await trx
+        .updateTable('organizations')
+        .set({ provider_keys: JSON.stringify(keys), updated_at: new Date().toISOString() })
+        .where('id', '=', id)
+        .execute();
+      return true;
+    });
+  }
+
+  /** Which providers the organization has its own key for (never the keys). */
+  async providerKeyNames(id: string): Promise<string[]> {
+    const r = await this.db
+      .selectFrom('organizations')
+      .select('provider_keys')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return r?.provider_keys ? Object.keys(JSON.parse(r.provider_keys) as Record<string, string>) : [];
   }
 }

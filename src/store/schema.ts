@@ -10,6 +10,8 @@ export interface OrganizationTable {
   flags: string;
   draft: number;
   webhook_secret: string;
+  /** JSON {provider: key} of the organization's own voice-provider accounts (0005); secret. */
+  provider_keys: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -76,6 +78,57 @@ export interface Database {
   webhook_attempts: WebhookAttemptTable;
   usage_records: UsageRecordTable;
   jobs: JobTable;
+  voices: VoiceTable;
+  voice_blocks: VoiceBlockTable;
+  tts_jobs: TtsJobTable;
+  asset_timelines: AssetTimelineTable;
+}
+
+/** Cloned voices of an organization (0005). */
+export interface VoiceTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  /** Lower-cased trimmed name: names are unique per organization regardless of case. */
+  name_key: string;
+  provider: string;
+  provider_voice_id: string | null;
+  base_voice: string | null;
+  profile: string | null;
+  sample_asset_id: string | null;
+  sample_seconds: number | null;
+  verified_at: string | null;
+  created_by_key_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface VoiceBlockTable {
+  voice_id: string;
+  reason: string | null;
+  created_at: string;
+}
+
+export interface TtsJobTable {
+  id: string;
+  organization_id: string;
+  api_key_id: string | null;
+  status: string;
+  request: string;
+  asset_id: string | null;
+  duration_seconds: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface AssetTimelineTable {
+  asset_id: string;
+  organization_id: string;
+  timeline: string;
 }
 
 /** How work runs (0004). Times are milliseconds since the epoch, taken from the database clock. */

@@ -395,7 +395,7 @@ describe(`create generation (${DB})`, { timeout: 240_000 }, () => {
     assert.equal(await countGenerations(org.organization.id), before, 'no generation for a refused request');
   });
 
-  test('422s: text input, segments out of range, project, assets', async () => {
+  test('4xxs: text input without a voice, segments out of range, project, assets', async () => {
     const video = { type: 'video', assetId: videoAsset };
     const audio = { type: 'audio', assetId: audioAsset };
     const before = await countGenerations(org.organization.id);
@@ -404,9 +404,9 @@ describe(`create generation (${DB})`, { timeout: 240_000 }, () => {
         model: 'lipsync-2',
         input: [video, { type: 'text', provider: { script: 'hi' } }],
       }),
-      422,
-      'generation_feature_unavailable',
-      'input[1]',
+      400,
+      'invalid_request',
+      'input[1].provider.voiceId',
     );
     // the video lasts 2 s: a segment ending at 5 s cannot be placed
     assertError(

@@ -76,14 +76,34 @@ describe('models and inputs', () => {
     }
   });
 
-  test('text inputs, dialogueEdit and dubParams are 422 generation_feature_unavailable', () => {
+  test('text inputs follow the TTS rules; dialogueEdit and dubParams are 422 generation_feature_unavailable', () => {
     throwsApp(
       () =>
         normaliseGenerationRequest(body({ input: [VIDEO, { type: 'text', provider: { script: 'Hello' } }] })),
-      'generation_feature_unavailable',
-      422,
-      'input[1]',
+      'invalid_request',
+      400,
+      'input[1].provider.voiceId',
     );
+    throwsApp(
+      () =>
+        normaliseGenerationRequest(
+          body({ input: [VIDEO, { type: 'text', provider: { voiceId: 'v', script: 'x'.repeat(5001) } }] }),
+        ),
+      'invalid_request',
+      400,
+      'input[1].provider.script',
+    );
+    const ok = normaliseGenerationRequest(
+      body({
+        input: [
+          VIDEO,
+          { type: 'text', refId: 'r', provider: { name: 'local', voiceId: 'slt-hts', script: ' Hi. ' } },
+        ],
+      }),
+    );
+    assert.equal(ok.text?.request.script, 'Hi.');
+    assert.equal(ok.text?.request.provider, 'local');
+    assert.equal(ok.audio.refId, 'r');
     throwsApp(
       () => normaliseGenerationRequest(body({ input: [VIDEO], dialogueEdit: { id: 'x' } })),
       'generation_feature_unavailable',

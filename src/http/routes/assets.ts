@@ -6,6 +6,7 @@ import { AppError } from '../../domain/errors.js';
 import { requireAuth } from '../gatekeeper.js';
 import { planFileLimit, readMultipart } from '../multipart.js';
 import { IdParams, errorResponses } from '../schemas/common.js';
+import { TimelineSchema } from '../schemas/speech.js';
 import { AssetListQuery, AssetPageSchema, AssetSchema, AssetUploadForm } from '../schemas/assets.js';
 
 /** Accepted names of the file field: `file`, or the media kind. */
@@ -96,6 +97,22 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       const { organization } = requireAuth(req);
       const a = await services.assets.get(organization.id, req.params.id);
       return assetView(a, await services.assets.url(a)) as never;
+    },
+  );
+
+  app.get(
+    '/v2/assets/:id/timeline',
+    {
+      schema: {
+        tags,
+        summary: 'Word and phoneme timeline of a synthesized (TTS) asset',
+        params: IdParams,
+        response: { 200: TimelineSchema, ...errorResponses(401, 404) },
+      },
+    },
+    async (req) => {
+      const { organization } = requireAuth(req);
+      return (await services.assets.timelineOf(organization.id, req.params.id)) as never;
     },
   );
 

@@ -1,0 +1,132 @@
+// Text-to-speech (sync and async jobs) and voices. Thin: each route is one service call.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Services } from '../../services/container.js';
+import { parseIdempotencyKey } from '../../domain/idempotency.js';
+import { requireAuth } from '../gatekeeper.js';
+import { IdParams, errorResponses } from '../schemas/common.js';
+import {
+  CloneVoiceBody,
+  TtsBody,
+  TtsJobSchema,
+  TtsSpeechSchema,
+  VoiceListQuery,
+  VoiceSchema,
+} from '../schemas/speech.js';
+
+export const speechRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+  const { tts, voices } = services;
+
+  app.post(
+    '/v2/tts',
+    {
+      schema: {
+        tags: ['text-to-speech'],
+        summary:
+          'Synthesize speech now; the audio is stored as a TTS asset (its url works as an audio input)',
+        body: TtsBody,
+        response: { 200: TtsSpeechSchema, ...errorResponses(400, 401, 402, 422, 429, 500, 503, 504) },
+      },
+    },
+    async (request) => {
+      const ac = new AbortController();
+      request.raw.once('close', () => ac.abort());
+      return tts.synthesize(requireAuth(request), request.body, ac.signal);
+    },
+  );
+
+  app.post(
+    '/v2/tts/jobs',
+    {
+      schema: {
+        tags: ['text-to-speech'],
+        summary: 'Accept an asynchronous text-to-speech job (Idempotency-Key optional)',
+        body: TtsBody,
+        response: {
+          200: TtsJobSchema,
+          202: TtsJobSchema,
+          ...errorResponses(400, 401, 402, 409, 410, 422, 429, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const r = await tts.createJob(
+        auth,
+        request.body,
+        parseIdempotencyKey(request.headers['idempotency-key']),
+      );
+      if (r.replayed) void reply.header('Idempotency-Replayed', 'true');
+      void reply.header('Location', `/v2/tts/jobs/${r.job.id}`);
+      if (r.job.status === 'PENDING' || r.job.status === 'PROCESSING') void reply.header('Retry-After', '3');
+      return reply.code(r.replayed ? 200 : 202).send((await tts.jobView(r.job)) as never);
+    },
+  );
+
+  app.get(
+    '/v2/tts/jobs/:id',
+    {
+      schema: {
+        tags: ['text-to-speech'],
+        params: IdParams,
+        response: { 200: TtsJobSchema, ...errorResponses(401, 404) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const j = await tts.getJob(auth.organization.id, request.params.id);
+      if (j.status === 'PENDING' || j.status === 'PROCESSING') void reply.header('Retry-After', '3');
+      return (await tts.jobView(j)) as never;
+    },
+  );
+
+  app.get(
+    '/v2/voices',
+    {
+      schema: {
+        tags: ['voices'],
+        querystring: VoiceListQuery,
+        response: { 200: Type.Array(VoiceSchema), ...errorResponses(400, 401, 402, 503, 504) },
+      },
+    },
+    async (request) => voices.list(requireAuth(request), request.query.provider),
+  );
+
+  app.get(
+    '/v2/voices/:id',
+    {
+      schema: {
+        tags: ['voices'],
+        params: IdParams,
+        querystring: VoiceListQuery,
+        response: { 200: VoiceSchema, ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => voices.get(requireAuth(request), request.params.id, request.query.provider),
+  );
+
+  app.post(
+    '/v2/voices',
+    {
+      schema: {
+        tags: ['voices'],
+        summary: 'Clone a voice from a sample stored here (assetId, or the url of an upload)',
+        body: CloneVoiceBody,
+        response: { 201: VoiceSchema, ...errorResponses(400, 401, 403, 409, 413, 422, 429, 503) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await voices.clone(requireAuth(request), request.body)),
+  );
+
+  app.delete(
+    '/v2/voices/:id',
+    {
+      schema: {
+        tags: ['voices'],
+        params: IdParams,
+        response: { 200: Type.Boolean(), ...errorResponses(400, 401, 404, 422) },
+      },
+    },
+    async (request) => voices.delete(requireAuth(request), request.params.id),
+  );
+};

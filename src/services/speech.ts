@@ -1,0 +1,230 @@
+// Speech as the services use it: which voice a request means (built-in, cloned, blocked, another
+// organization's), synthesis through the right provider with the organization's own key when it has
+// one, provider failures mapped onto the error catalogue, and synthesized audio stored as a TTS asset
+// with its word and phoneme timeline.
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Store } from '../store/index.js';
+import type { Organization } from '../store/organizations.js';
+import type { AssetRecord } from '../store/assets.js';
+import type { AssetService } from './assets.js';
+import { AppError } from '../domain/errors.js';
+import { isUuid } from '../domain/ids.js';
+import type { TtsRequest } from '../domain/tts.js';
+import { makeTempDir, removeTempDir } from '../media/tempdir.js';
+import {
+  SpeechProviderError,
+  type ProviderName,
+  type SpeechTimeline,
+  type SynthesisProvider,
+  type SynthesisResult,
+  type VoiceProfile,
+} from '../speech/types.js';
+
+/** Everything a synthesis needs once the voice is resolved (also stored in a TTS job's run input). */
+export interface ResolvedVoice {
+  provider: ProviderName;
+  providerVoiceId: string;
+  profile: VoiceProfile | null;
+  /** The clone's id when the voice is a clone. */
+  cloneId: string | null;
+}
+
+export interface SynthesizedAsset {
+  asset: AssetRecord;
+  timeline: SpeechTimeline;
+  durationSeconds: number;
+}
+
+export type SpeechProviders = ReadonlyMap<ProviderName, SynthesisProvider>;
+
+/** Provider failures as clients see them; the provider's own words go to the log only. */
+export function speechError(err: SpeechProviderError, ownKey: boolean, field: string): AppError {
+  switch (err.reason) {
+    case 'timeout':
+      return new AppError('provider_service_unavailable', {
+        status: 504,
+        message: `The ${err.provider} voice provider did not answer in time.`,
+        headers: { 'Retry-After': '5' },
+        cause: err,
+      });
+    case 'quota':
+      return new AppError('provider_quota_exceeded', { cause: err });
+    case 'key_invalid':
+      // A server-wide key the operator configured is not the client's to fix: an outage for them.
+      return ownKey
+        ? new AppError('provider_api_key_invalid', { cause: err })
+        : new AppError('provider_service_unavailable', {
+            message: `The ${err.provider} voice provider is not available on this server.`,
+            headers: { 'Retry-After': '30' },
+            cause: err,
+          });
+    case 'voice_not_found':
+      return new AppError('voice_not_found', { field, cause: err });
+    case 'rejected':
+      return new AppError('invalid_request', {
+        status: 422,
+        field: field.replace(/voiceId$/, 'script'),
+        message: `The ${err.provider} voice provider refused the script.`,
+        cause: err,
+      });
+    case 'unavailable':
+      return new AppError('provider_service_unavailable', {
+        message: `The ${err.provider} voice provider is unavailable.`,
+        headers: { 'Retry-After': '5' },
+        cause: err,
+      });
+  }
+}
+
+export class SpeechService {
+  constructor(
+    private readonly config: Config,
+    private readonly store: Store,
+    private readonly assets: AssetService,
+    readonly providers: SpeechProviders,
+    private readonly logger: Logger,
+  ) {}
+
+  provider(name: ProviderName, field = 'provider'): SynthesisProvider {
+    const p = this.providers.get(name);
+    if (!p)
+      throw new AppError('invalid_request', {
+        field,
+        message: `The ${name} voice provider is not configured on this server.`,
+      });
+    return p;
+  }
+
+  /**
+   * The voice a request names: a clone (UUID) of the organization, or a provider's built-in voice.
+   * `prefix` places error fields ('' or 'input[1].provider.').
+   */
+  async resolveVoice(org: Organization, req: TtsRequest, prefix = ''): Promise<ResolvedVoice> {
+    const field = `${prefix}voiceId`;
+    const block = await this.store.voices.blockOf(req.voiceId);
+    if (block)
+      throw new AppError('voice_blocked', { field, message: `The voice ${req.voiceId} is blocked.` });
+    if (isUuid(req.voiceId)) {
+      const v = await this.store.voices.findAny(req.voiceId);
+      if (!v) throw new AppError('voice_not_found', { field });
+      if (v.organizationId !== org.id) throw new AppError('voice_access_denied', { field });
+      if (req.provider && req.provider !== v.provider)
+        throw new AppError('voice_not_found', {
+          field,
+          message: `The voice ${v.id} is a ${v.provider} voice, not a ${req.provider} one.`,
+        });
+      if (!v.verifiedAt)
+        throw new AppError('voice_verification_required', {
+          field,
+          message: `The cloned voice ${v.id} has not been verified yet.`,
+          suggestion: 'Ask the operator to verify the consent for this voice (lipsync voice verify ID).',
+        });
+      this.provider(v.provider, `${prefix}provider`);
+      const providerVoiceId = v.provider === 'local' ? v.baseVoice : v.providerVoiceId;
+      if (!providerVoiceId) throw new AppError('voice_not_found', { field });
+      return { provider: v.provider, providerVoiceId, profile: v.profile, cloneId: v.id };
+    }
+    const name = req.provider ?? this.config.speech.defaultProvider;
+    const provider = this.provider(name, `${prefix}provider`);
+    // ElevenLabs answers an unknown voice itself (listing an account's voices costs a request).
+    if (name !== 'elevenlabs') {
+      const voices = await this.listProviderVoices(org, name);
+      if (!voices.some((v) => v.providerVoiceId === req.voiceId))
+        throw new AppError('voice_not_found', {
+          field,
+          message: `${name} has no voice ${JSON.stringify(req.voiceId)}; see GET /v2/voices?provider=${name}.`,
+        });
+    }
+    void provider;
+    return { provider: name, providerVoiceId: req.voiceId, profile: null, cloneId: null };
+  }
+
+  async listProviderVoices(org: Organization, name: ProviderName, signal?: AbortSignal) {
+    const apiKey = await this.store.organizations.providerKey(org.id, name);
+    try {
+      return await this.provider(name).listVoices({ apiKey, signal });
+    } catch (err) {
+      if (err instanceof SpeechProviderError) throw speechError(err, apiKey !== null, 'provider');
+      throw err;
+    }
+  }
+
+  /** The organization's own key for the provider, if it connected one. */
+  ownKey(org: Organization, provider: ProviderName): Promise<string | null> {
+    return this.store.organizations.providerKey(org.id, provider);
+  }
+
+  /**
+   * Synthesizes `req` with a resolved voice into `workDir`, within the configured time. Provider
+   * failures become catalogue errors (field names the voice).
+   */
+  async synthesize(
+    voice: ResolvedVoice,
+    req: TtsRequest,
+    opts: { workDir: string; apiKey: string | null; signal?: AbortSignal; field?: string },
+  ): Promise<SynthesisResult> {
+    const timeout = AbortSignal.timeout(this.config.speech.synthesisTimeoutMs);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    try {
+      return await this.provider(voice.provider).synthesize({
+        text: req.script,
+        providerVoiceId: voice.providerVoiceId,
+        settings: req.settings,
+        profile: voice.profile,
+        apiKey: opts.apiKey,
+        workDir: opts.workDir,
+        signal,
+      });
+    } catch (err) {
+      const e =
+        err instanceof SpeechProviderError
+          ? err
+          : timeout.aborted && !opts.signal?.aborted
+            ? new SpeechProviderError('timeout', voice.provider, 'synthesis took too long')
+            : null;
+      if (!e) throw err;
+      this.logger.warn(
+        { provider: e.provider, reason: e.reason, detail: e.detail },
+        'speech synthesis failed',
+      );
+      throw speechError(e, opts.apiKey !== null, opts.field ?? 'voiceId');
+    }
+  }
+
+  /** Resolve, synthesize and store as a TTS asset of the organization (POST /v2/tts, text inputs). */
+  async synthesizeToAsset(
+    org: Organization,
+    keyId: string | null,
+    req: TtsRequest,
+    opts: { prefix?: string; signal?: AbortSignal; name?: string } = {},
+  ): Promise<SynthesizedAsset> {
+    const voice = await this.resolveVoice(org, req, opts.prefix);
+    const apiKey = await this.ownKey(org, voice.provider);
+    const workDir = await makeTempDir('tts-', this.config.tempDir);
+    try {
+      const result = await this.synthesize(voice, req, {
+        workDir,
+        apiKey,
+        signal: opts.signal,
+        field: `${opts.prefix ?? ''}voiceId`,
+      });
+      const asset = await this.assets.storeSynthesized({
+        organization: org,
+        keyId,
+        path: result.audioPath,
+        name: opts.name ?? speechName(req.script),
+        timeline: result.timeline,
+      });
+      return { asset, timeline: result.timeline, durationSeconds: result.durationMs / 1000 };
+    } finally {
+      await removeTempDir(workDir);
+    }
+  }
+}
+
+/** A readable asset name from the start of the script. */
+export function speechName(script: string): string {
+  const words = script.replace(/\s+/g, ' ').trim().slice(0, 60);
+  return `tts-${words.replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '_') || 'speech'}.wav`;
+}

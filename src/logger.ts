@@ -20,6 +20,11 @@ const REDACT_PATHS = [
   'request.headers.cookie',
   'err.headers["x-api-key"]',
   'err.headers.authorization',
+  // Voice-provider keys (an organization's own account, a TTS job's run input).
+  'apiKey',
+  '*.apiKey',
+  'headers["xi-api-key"]',
+  'err.headers["xi-api-key"]',
 ];
 
 // A query value runs to the next &, quote, backslash (JSON escapes), whitespace or fragment.

@@ -150,6 +150,61 @@ export class SpeechService {
     }
   }
 
+  /**
+   * Connects (or with null disconnects) the organization's own account at a provider: owners and
+   * admins only. A key is tried before it is stored (a rejected key is 422 provider_api_key_invalid).
+   */
+  async setOwnKey(
+    auth: { organization: Organization; key: { role: string } },
+    provider: ProviderName,
+    apiKey: string | null,
+  ): Promise<{ provider: ProviderName; connected: boolean }> {
+    if (auth.key.role !== 'owner' && auth.key.role !== 'admin')
+      throw new AppError('forbidden', {
+        message: 'Only owner and admin keys can connect provider accounts.',
+      });
+    return this.connect(auth.organization, provider, apiKey);
+  }
+
+  /** The operator's path (CLI) and the API's: check the key with the provider, then store it. */
+  async connect(
+    org: Organization,
+    provider: ProviderName,
+    apiKey: string | null,
+  ): Promise<{ provider: ProviderName; connected: boolean }> {
+    if (provider === 'local')
+      throw new AppError('invalid_request', {
+        field: 'provider',
+        message: 'The local provider needs no key.',
+      });
+    const p = this.provider(provider);
+    if (apiKey !== null) {
+      const key = apiKey.trim();
+      if (key === '' || key.length > 512 || /\s/.test(key))
+        throw new AppError('invalid_request', {
+          field: 'apiKey',
+          message: 'apiKey must be 1 to 512 characters without spaces.',
+        });
+      try {
+        await p.listVoices({ apiKey: key });
+      } catch (err) {
+        if (err instanceof SpeechProviderError) throw speechError(err, true, 'apiKey');
+        throw err;
+      }
+      apiKey = key;
+    }
+    await this.store.organizations.setProviderKey(org.id, provider, apiKey);
+    return { provider, connected: apiKey !== null };
+  }
+
+  /** Which providers the organization connected its own account for (never the keys). */
+  async connected(org: Organization): Promise<{ provider: ProviderName; connected: boolean }[]> {
+    const names = new Set(await this.store.organizations.providerKeyNames(org.id));
+    return [...this.providers.keys()]
+      .filter((p) => p !== 'local')
+      .map((provider) => ({ provider, connected: names.has(provider) }));
+  }
+
   /** The organization's own key for the provider, if it connected one. */
   ownKey(org: Organization, provider: ProviderName): Promise<string | null> {
     return this.store.organizations.providerKey(org.id, provider);

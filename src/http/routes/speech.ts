@@ -129,4 +129,50 @@ export const speechRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     },
     async (request) => voices.delete(requireAuth(request), request.params.id),
   );
+
+  // The organization's own voice-provider accounts (the spec's "own connected account").
+  const ProviderParams = Type.Object({
+    provider: Type.Union([Type.Literal('openai'), Type.Literal('elevenlabs'), Type.Literal('local')]),
+  });
+  const Connection = Type.Object({ provider: Type.String(), connected: Type.Boolean() });
+
+  app.get(
+    '/v2/organizations/provider-keys',
+    {
+      schema: {
+        tags: ['voices'],
+        summary: 'Which voice providers the organization connected its own account for (never the keys)',
+        response: { 200: Type.Array(Connection), ...errorResponses(401) },
+      },
+    },
+    async (request) => services.speech.connected(requireAuth(request).organization),
+  );
+
+  app.put(
+    '/v2/organizations/provider-keys/:provider',
+    {
+      schema: {
+        tags: ['voices'],
+        summary:
+          "Connect the organization's own provider account (owner or admin key); the key is tried first",
+        params: ProviderParams,
+        body: Type.Object({ apiKey: Type.String({ minLength: 1, maxLength: 512 }) }),
+        response: { 200: Connection, ...errorResponses(400, 401, 402, 403, 422, 503, 504) },
+      },
+    },
+    async (request) =>
+      services.speech.setOwnKey(requireAuth(request), request.params.provider, request.body.apiKey),
+  );
+
+  app.delete(
+    '/v2/organizations/provider-keys/:provider',
+    {
+      schema: {
+        tags: ['voices'],
+        params: ProviderParams,
+        response: { 200: Connection, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => services.speech.setOwnKey(requireAuth(request), request.params.provider, null),
+  );
 };

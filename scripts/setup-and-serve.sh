@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
 # From a fresh clone to a running server on the embedded default (SQLite + local disk + in-process
-# worker). Installs ffmpeg with apt-get when missing, then the npm dependencies, then starts.
+# worker). Installs the system packages it needs with apt-get when missing (ffmpeg, the speech
+# engines: scripts/install-system-packages.sh), then the npm dependencies, then starts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
-if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then
-  echo "Installing ffmpeg (apt-get)…"
-  as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ffmpeg
-fi
+bash scripts/install-system-packages.sh
 # better-sqlite3 may need to compile from source: make sure a compiler and Python are there.
 if ! command -v g++ >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
   echo "Installing build tools (apt-get)…"

@@ -8,7 +8,15 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const BENCHES = ['get-generation', 'long-poll', 'submit-overhead', 'engine', 'queue', 'speech'] as const;
+const BENCHES = [
+  'get-generation',
+  'long-poll',
+  'submit-overhead',
+  'engine',
+  'queue',
+  'speech',
+  'text-generation',
+] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 
 const argv = process.argv.slice(2);

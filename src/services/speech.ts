@@ -232,11 +232,13 @@ export class SpeechService {
         signal,
       });
     } catch (err) {
+      // Our deadline fires with (or just before) the provider's own request deadline, and the HTTP
+      // providers then report the abort as 'unavailable': a deadline that passed is a timeout.
       const e =
-        err instanceof SpeechProviderError
-          ? err
-          : timeout.aborted && !opts.signal?.aborted
-            ? new SpeechProviderError('timeout', voice.provider, 'synthesis took too long')
+        timeout.aborted && !opts.signal?.aborted
+          ? new SpeechProviderError('timeout', voice.provider, 'synthesis took too long')
+          : err instanceof SpeechProviderError
+            ? err
             : null;
       if (!e) throw err;
       this.logger.warn(

@@ -91,9 +91,14 @@ export function ttsHandler(deps: {
           apiKey,
         };
       } catch (err) {
-        // The voice was deleted or blocked since the job was accepted: the job cannot succeed.
+        // The voice was deleted or blocked since the job was accepted: the job cannot succeed. A
+        // provider that could not list its voices may be back soon.
         if (err instanceof AppError)
-          throw new JobFailure({ code: err.code, message: err.message }, 'permanent', `job ${job.id}`);
+          throw new JobFailure(
+            { code: err.code, message: err.message },
+            err.code === 'provider_service_unavailable' ? 'transient' : 'permanent',
+            `job ${job.id}`,
+          );
         throw err;
       }
     },

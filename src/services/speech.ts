@@ -126,7 +126,7 @@ export class SpeechService {
       return { provider: v.provider, providerVoiceId, profile: v.profile, cloneId: v.id };
     }
     const name = req.provider ?? this.config.speech.defaultProvider;
-    const provider = this.provider(name, `${prefix}provider`);
+    this.provider(name, `${prefix}provider`);
     // ElevenLabs answers an unknown voice itself (listing an account's voices costs a request).
     if (name !== 'elevenlabs') {
       const voices = await this.listProviderVoices(org, name);
@@ -136,7 +136,6 @@ export class SpeechService {
           message: `${name} has no voice ${JSON.stringify(req.voiceId)}; see GET /v2/voices?provider=${name}.`,
         });
     }
-    void provider;
     return { provider: name, providerVoiceId: req.voiceId, profile: null, cloneId: null };
   }
 

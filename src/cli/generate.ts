@@ -1,13 +1,10 @@
 // `lipsync generate`: a generation from the command line through a running server's HTTP API, as
-// any client would make it: local files are uploaded as assets (URLs are passed on), the generation
-// is created with an idempotency key, its progress is shown as a bar on stderr, and the output is
-// downloaded. Needs a server (`lipsync serve`) and an API key; nothing here touches the database.
+// any client would make it: local files are uploaded as assets (URLs are passed on; text becomes a
+// text input the server synthesizes), the generation is created with an idempotency key, its progress
+// is shown as a bar on stderr, and the output is downloaded. Needs a server (`lipsync serve`) and an
+// API key; nothing here touches the database.
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, openAsBlob } from 'node:fs';
-import { basename } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { apiError, client, ClientError, download, sleep, uploadFile, type Api } from './http.js';
 
 export interface GenerateArgs {
   server: string;
@@ -15,65 +12,14 @@ export interface GenerateArgs {
   model: string;
   video?: string;
   image?: string;
-  audio: string;
+  /** Exactly one of audio and text. */
+  audio?: string;
+  /** Speech synthesized by the server at admission (a text input). */
+  text?: { script: string; voiceId: string; provider?: string };
   options: Record<string, unknown>;
   out?: string;
   /** Seconds between progress polls. */
   pollSeconds: number;
-}
-
-export class GenerateError extends Error {
-  constructor(
-    message: string,
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(message);
-  }
-}
-
-interface Api {
-  (
-    method: string,
-    path: string,
-    body?: unknown,
-    extraHeaders?: Record<string, string>,
-  ): Promise<{ status: number; json: any; text: string }>;
-}
-
-function client(server: string, key: string): Api {
-  const base = server.replace(/\/+$/, '');
-  return async (method, path, body, extraHeaders = {}) => {
-    const headers: Record<string, string> = { 'x-api-key': key, ...extraHeaders };
-    let payload: FormData | string | undefined;
-    if (body instanceof FormData) payload = body;
-    else if (body !== undefined) {
-      headers['content-type'] = 'application/json';
-      payload = JSON.stringify(body);
-    }
-    let res: Response;
-    try {
-      res = await fetch(`${base}${path}`, { method, headers, body: payload });
-    } catch (err) {
-      throw new GenerateError(`cannot reach the server at ${base}: ${(err as Error).message}`);
-    }
-    const text = await res.text();
-    let json: any = null;
-    try {
-      json = text ? JSON.parse(text) : null;
-    } catch {
-      json = null;
-    }
-    return { status: res.status, json, text };
-  };
-}
-
-function apiError(what: string, r: { status: number; json: any; text: string }): GenerateError {
-  const code = r.json?.errorCode ? ` ${r.json.errorCode}` : '';
-  const message = r.json?.message ?? r.text.slice(0, 300);
-  return new GenerateError(`${what}: HTTP ${r.status}${code}: ${message}`, {
-    status: r.status,
-    error: r.json,
-  });
 }
 
 const isUrl = (s: string) => /^https?:\/\//i.test(s);
@@ -81,17 +27,15 @@ const isUrl = (s: string) => /^https?:\/\//i.test(s);
 /** An input entry for the generation: a URL as is, a local file uploaded as an asset first. */
 async function input(api: Api, type: 'video' | 'image' | 'audio', source: string) {
   if (isUrl(source)) return { type, url: source };
-  let blob: Blob;
-  try {
-    blob = await openAsBlob(source);
-  } catch (err) {
-    throw new GenerateError(`cannot read ${source}: ${(err as Error).message}`);
-  }
-  const form = new FormData();
-  form.append('file', blob, basename(source));
-  const r = await api('POST', '/v2/assets/upload', form);
-  if (r.status !== 201) throw apiError(`uploading ${source}`, r);
-  return { type, assetId: r.json.id as string };
+  return { type, assetId: await uploadFile(api, source) };
+}
+
+/** The text input of POST /v2/generate: the server synthesizes it when it admits the generation. */
+function textInput(t: NonNullable<GenerateArgs['text']>) {
+  return {
+    type: 'text',
+    provider: { ...(t.provider ? { name: t.provider } : {}), voiceId: t.voiceId, script: t.script },
+  };
 }
 
 /** A progress bar on stderr: redrawn in place on a terminal, a line per 10 % otherwise. */
@@ -132,7 +76,7 @@ export async function generate(
   const visual = args.image
     ? await input(api, 'image', args.image)
     : await input(api, 'video', args.video as string);
-  const audio = await input(api, 'audio', args.audio);
+  const audio = args.text ? textInput(args.text) : await input(api, 'audio', args.audio as string);
   const created = await api(
     'POST',
     '/v2/generate',
@@ -150,7 +94,7 @@ export async function generate(
   let g = created.json;
   while (!TERMINAL.has(g.status)) {
     bar?.update(`${g.status.toLowerCase()} ${id}`, g.progress_percent ?? null);
-    await new Promise((r) => setTimeout(r, args.pollSeconds * 1000));
+    await sleep(args.pollSeconds * 1000);
     const r = await api('GET', `/v2/generate/${id}?include=progress`);
     if (r.status !== 200) throw apiError('reading the generation', r);
     g = r.json;
@@ -161,7 +105,7 @@ export async function generate(
   const q = await api('GET', `/v2/generate/${id}?include=quality`);
   const quality = q.status === 200 ? (q.json.quality ?? null) : null;
   if (g.status !== 'COMPLETED') {
-    throw new GenerateError(
+    throw new ClientError(
       `generation ${id} ended ${g.status}: ${g.errorCode ?? ''} ${g.error ?? ''}`.trim(),
       {
         id,
@@ -177,9 +121,7 @@ export async function generate(
   if (d.status !== 200) throw apiError('getting the download URL', d);
   const url = d.text.trim();
   const out = args.out ?? `${id}.${url.includes('.mov') ? 'mov' : 'mp4'}`;
-  const file = await fetch(url);
-  if (!file.ok || !file.body) throw new GenerateError(`downloading the output: HTTP ${file.status}`);
-  await pipeline(Readable.fromWeb(file.body as WebReadableStream<Uint8Array>), createWriteStream(out));
+  await download(url, out, 'the output');
   return { id, status: g.status, output: out, outputDuration: g.outputDuration ?? null, quality };
 }
 

@@ -8,7 +8,9 @@ import { organizationView } from '../services/organizations.js';
 import { apiKeyView } from '../services/api-keys.js';
 import { AppError } from '../domain/errors.js';
 import { start } from '../main.js';
-import { generate, GenerateError, ProgressBar, qualityText } from './generate.js';
+import { generate, ProgressBar, qualityText } from './generate.js';
+import { ClientError, serverUrl } from './http.js';
+import { registerSpeechCommands } from './speech.js';
 
 class CliExit extends Error {
   constructor(readonly code: number) {
@@ -133,11 +135,14 @@ export function buildProgram(): Command {
   program
     .command('generate')
     .description(
-      'lip-sync a video (or image) to an audio file through a running server: uploads local files, shows progress, downloads the output',
+      'lip-sync a video (or image) to an audio file or to text through a running server: uploads local files, shows progress, downloads the output',
     )
     .option('--video <file|url>', 'the video whose mouth is re-animated')
     .option('--image <file|url>', 'a still portrait instead of a video (model sync-3)')
-    .requiredOption('--audio <file|url>', 'the new speech')
+    .option('--audio <file|url>', 'the new speech')
+    .option('--text <script>', 'the new speech as text, synthesized by the server (instead of --audio)')
+    .option('--voice <id>', 'voice of --text (see `lipsync voices`)')
+    .option('--provider <name>', 'voice provider of --text (default: the server default)')
     .option('--model <id>', 'model id', 'lipsync-2')
     .addOption(
       new Option('--sync-mode <mode>', 'when audio and video lengths differ').choices([
@@ -160,7 +165,10 @@ export function buildProgram(): Command {
       async (opts: {
         video?: string;
         image?: string;
-        audio: string;
+        audio?: string;
+        text?: string;
+        voice?: string;
+        provider?: string;
         model: string;
         syncMode?: string;
         activeSpeaker?: boolean;
@@ -174,6 +182,11 @@ export function buildProgram(): Command {
       }) => {
         const json = !!opts.json;
         if (!opts.video === !opts.image) fail(json, 'give exactly one of --video and --image', 2);
+        if ((opts.audio === undefined) === (opts.text === undefined))
+          fail(json, 'give exactly one of --audio and --text', 2);
+        if (opts.text !== undefined && !opts.voice) fail(json, '--text needs --voice', 2);
+        if (opts.text === undefined && (opts.voice || opts.provider))
+          fail(json, '--voice and --provider go with --text', 2);
         const key = opts.key ?? process.env.LIPSYNC_API_KEY;
         if (!key) fail(json, 'an API key is needed: --key or LIPSYNC_API_KEY', 2);
         if (!(opts.poll > 0)) fail(json, '--poll must be a positive number of seconds', 2);
@@ -196,8 +209,7 @@ export function buildProgram(): Command {
             fail(json, '--options must be a JSON object', 2);
           Object.assign(options, extra);
         }
-        const server =
-          opts.server ?? process.env.LIPSYNC_SERVER ?? `http://127.0.0.1:${process.env.PORT ?? '8080'}`;
+        const server = serverUrl(opts.server);
         try {
           const result = await generate(
             {
@@ -207,6 +219,10 @@ export function buildProgram(): Command {
               video: opts.video,
               image: opts.image,
               audio: opts.audio,
+              text:
+                opts.text !== undefined
+                  ? { script: opts.text, voiceId: opts.voice as string, provider: opts.provider }
+                  : undefined,
               options,
               out: opts.out,
               pollSeconds: opts.poll,
@@ -219,7 +235,7 @@ export function buildProgram(): Command {
             `${result.output}\n${qualityText(result.quality as Record<string, unknown> | null)}`,
           );
         } catch (err) {
-          if (!(err instanceof GenerateError)) throw err;
+          if (!(err instanceof ClientError)) throw err;
           if (json) process.stdout.write(JSON.stringify({ error: err.message, ...err.details }) + '\n');
           process.stderr.write(`lipsync: ${err.message}\n`);
           const quality = err.details.quality as Record<string, unknown> | null | undefined;
@@ -461,6 +477,8 @@ export function buildProgram(): Command {
       });
     });
 
+  registerSpeechCommands(program, org, { print, withServices });
+
   return program;
 }
 
@@ -471,11 +489,18 @@ export async function runCli(argv: string[]): Promise<void> {
     await program.parseAsync(argv);
   } catch (err) {
     if (err instanceof CliExit) process.exit(err.code);
+    if (err instanceof ClientError) {
+      if (json) process.stdout.write(JSON.stringify({ ...err.details, error: err.message }) + '\n');
+      process.stderr.write(`lipsync: ${err.message}\n`);
+      process.exit(err.exitCode);
+    }
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0)
         process.exit(0);
       if (json) process.stdout.write(JSON.stringify({ error: err.message }) + '\n');
-      process.exit(err.exitCode || 2);
+      // Commander reports every usage error (unknown option, bad choice, missing argument) with
+      // exit code 1; the CLI's contract is 2 for bad usage, 1 for failures.
+      process.exit(2);
     }
     if (err instanceof ConfigError) {
       process.stderr.write(err.message + '\n');

@@ -7,7 +7,7 @@
 // LIPSYNC_TEST_RESULTS=<file> it also appends the counts as one JSON line (scripts/test.sh sums them).
 // TEST_DATABASE=postgres first checks that PostgreSQL answers and fails with a clear message if not.
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, readdirSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -67,11 +67,20 @@ async function postgresReachable() {
   }
 }
 
+/**
+ * A test file that never opens a database says so in its first lines (`// test-database: none`):
+ * it runs once, on the SQLite pass, not again for PostgreSQL (the media and speech tests take minutes).
+ */
+function usesDatabase(file) {
+  return !/^\/\/ test-database: none$/m.test(readFileSync(file, 'utf8').slice(0, 2000));
+}
+
 const started = Date.now();
 const kinds = kind === 'all' ? KINDS : [kind];
 const files = kinds
   .flatMap((k) => findTests(join(root, 'test', k)).sort())
-  .filter((f) => filters.length === 0 || filters.some((flt) => relative(root, f).includes(flt)));
+  .filter((f) => filters.length === 0 || filters.some((flt) => relative(root, f).includes(flt)))
+  .filter((f) => database !== 'postgres' || kind === 'unit' || usesDatabase(f));
 
 if (files.length === 0) {
   console.log(

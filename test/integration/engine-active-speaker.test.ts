@@ -1,3 +1,4 @@
+// test-database: none
 // Active-speaker detection on real media, through the same stages as the pipeline (prepareConform ->
 // the engine with the conformed scene): two people taking turns, each with their own speech on the
 // video's soundtrack, and the engine must re-draw the mouth of whoever speaks at the moment and leave

@@ -1,3 +1,4 @@
+// test-database: none
 // The CPU lip-sync engine end to end on real media: a fixture talking-face clip driven by a different
 // speech file (decoder -> engine -> encoder, as the pipeline runs it), then measured with the quality
 // tools: the mouth must follow the new audio (sync score), everything outside the lower face must stay

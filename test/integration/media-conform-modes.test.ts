@@ -1,3 +1,4 @@
+// test-database: none
 // Every sync_mode with audio longer and shorter than the video, on real ffmpeg; outputs checked with
 // ffprobe, and the picture timing (loop, bounce, remap) checked frame by frame.
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// test-database: none
 // Conform options on real media: segments (original sound kept outside them), still images, speedup,
 // output resolution, fps, mov, progress and abort, and the full-size fixtures.
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// test-database: none
 // The guarded fetcher against real local HTTP(S) servers. "good" listens on 127.0.0.1 and "evil" on
 // 127.0.0.2 at the same port. Tests that need a reachable server use the client's test hook
 // `treatAsPublic: ['127.0.0.1']`: that one address counts as public while everything else keeps the

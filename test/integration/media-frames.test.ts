@@ -1,3 +1,4 @@
+// test-database: none
 // runFfmpeg (progress, failure, timeout, abort) and the raw frame decoder/encoder the engine stage
 // uses, on real ffmpeg.
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// test-database: none
 // The one guarded outgoing client (guardedRequest, guardedPost, assertPublicUrl) against real local
 // HTTP servers. "good" listens on 127.0.0.1 and "evil" on 127.0.0.2 at the same port. The client's
 // test hook `treatAsPublic: ['127.0.0.1']` makes exactly that address count as public; 127.0.0.2,

@@ -1,3 +1,4 @@
+// test-database: none
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';

@@ -1,3 +1,4 @@
+// test-database: none
 // The HTTP synthesis providers (openai, elevenlabs) against protocol-level fakes of their APIs that
 // answer with real festival speech: the audio we keep, the timelines, the requests as sent (keys,
 // bodies), every failure mapped onto its SpeechProviderError reason, and the outgoing policy.

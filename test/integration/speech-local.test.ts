@@ -1,3 +1,4 @@
+// test-database: none
 // The local synthesis provider and the forced aligner on the real engines (festival, RHVoice,
 // pocketsphinx): audio and timelines must agree with each other and with the text. A test skips only
 // when its engine is not installed.

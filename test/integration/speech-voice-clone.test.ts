@@ -1,3 +1,4 @@
+// test-database: none
 // Local voice cloning on real tools: Praat measures fixture speakers, RHVoice/festival synthesize a
 // base voice, convertVoice moves it towards the speaker, and Praat re-measures the result.
 import assert from 'node:assert/strict';

@@ -1,8 +1,16 @@
 // Measures a lip-synced video (see src/engines/cpu/quality.ts):
-//   npm run quality -- OUTPUT.mp4 AUDIO [--reference INPUT.mp4] [--json]
+//   npm run quality -- OUTPUT.mp4 AUDIO [--reference INPUT.mp4] [--phonemes TIMELINE.json] [--json]
 // prints the sync score (mouth opening measured on OUTPUT against AUDIO's loudness per frame, best lag
 // within +-3 frames) and, with --reference, the PSNR outside the lower face against INPUT.
+// --phonemes: the phoneme timeline of AUDIO (ms from OUTPUT's first frame; a SpeechTimeline
+// `{ "phonemes": [{ "phone": "b", "startMs": 175, "endMs": 220 }, ...] }` or the bare list): adds the
+// mouth shapes per sound (src/engines/cpu/phoneme-quality.ts): opening at p/b/m over the opening at
+// open vowels (aa ae ah aw ay), width at rounded vowels (uw ow w uh) over spread ones (iy ih ey), and
+// the sync score over the frames without lip sounds (p b m f v: there the lips close whatever the
+// loudness, which the plain sync score counts against them).
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { parsePhonemes, phonemeShapes, syncOutsideLipSounds } from '../src/engines/cpu/phoneme-quality.js';
 import {
   loudnessPerFrame,
   measureMouth,
@@ -13,10 +21,16 @@ import {
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { reference: { type: 'string' }, json: { type: 'boolean', default: false } },
+  options: {
+    reference: { type: 'string' },
+    phonemes: { type: 'string' },
+    json: { type: 'boolean', default: false },
+  },
 });
 if (positionals.length !== 2) {
-  console.error('usage: npm run quality -- OUTPUT.mp4 AUDIO [--reference INPUT.mp4] [--json]');
+  console.error(
+    'usage: npm run quality -- OUTPUT.mp4 AUDIO [--reference INPUT.mp4] [--phonemes TIMELINE.json] [--json]',
+  );
   process.exit(2);
 }
 const [output, audio] = positionals;
@@ -26,11 +40,26 @@ const mouth = await measureMouth(output, facts);
 const db = await loudnessPerFrame(audio, facts.fps, mouth.opening.length);
 const sync = syncScore(mouth.opening, db);
 const psnr = values.reference ? await psnrOutsideLowerFace(output, values.reference, mouth, facts) : null;
+const phonemes = values.phonemes ? parsePhonemes(JSON.parse(await readFile(values.phonemes, 'utf8'))) : null;
+const shapes = phonemes ? phonemeShapes(mouth, phonemes, facts.fps) : null;
+const syncOutside = phonemes ? syncOutsideLipSounds(mouth.opening, db, phonemes, facts.fps) : null;
 
 const fmt = (v: number, d = 3) => (Number.isFinite(v) ? v.toFixed(d) : String(v));
 if (values.json) {
   console.log(
-    JSON.stringify({ output, audio, reference: values.reference ?? null, ...facts, sync, psnr }, null, 2),
+    JSON.stringify(
+      {
+        output,
+        audio,
+        reference: values.reference ?? null,
+        ...facts,
+        sync,
+        psnr,
+        phonemes: shapes && { ...shapes, syncOutsideLipSounds: syncOutside },
+      },
+      null,
+      2,
+    ),
   );
 } else {
   console.log(
@@ -41,6 +70,18 @@ if (values.json) {
   if (psnr) {
     console.log(
       `PSNR outside   ${fmt(psnr.psnr, 2)} dB outside the lower face (${psnr.frames} frames, ${(psnr.coverage * 100).toFixed(1)}% of pixels)`,
+    );
+  }
+  if (shapes && syncOutside) {
+    console.log(
+      `sync outside   ${fmt(syncOutside.score)} over the ${syncOutside.frames} frames without p/b/m/f/v (best lag ${syncOutside.lag})`,
+    );
+    const { bilabial, openVowel, rounded, spread } = shapes;
+    console.log(
+      `p/b/m opening  ${fmt(shapes.openRatio)} of the open-vowel opening (${fmt(bilabial.mean)} at ${bilabial.count} p/b/m, ${fmt(openVowel.mean)} at ${openVowel.count} open vowels, above the shut level ${fmt(shapes.shutLevel)})`,
+    );
+    console.log(
+      `rounded width  ${fmt(shapes.widthRatio)} of the spread width (${fmt(rounded.mean)} at ${rounded.count} rounded, ${fmt(spread.mean)} at ${spread.count} spread)`,
     );
   }
 }

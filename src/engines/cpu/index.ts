@@ -1,5 +1,6 @@
 // The CPU lip-sync engine: finds the face and its lips in every frame (face-tracker), turns the
-// conformed audio into mouth shapes over time (audio-mouth), and re-draws the mouth region of each
+// conformed audio into mouth shapes over time (audio-mouth, or phoneme-mouth when the job carries the
+// speech's phoneme timeline), and re-draws the mouth region of each
 // frame toward that shape (mouth-rig + mouth-warp). Streaming: one frame in, one frame out, nothing
 // held but a few per-frame numbers. Frames without a face, and frames outside the active spans, pass
 // through untouched; the mouth closes in silence.
@@ -17,6 +18,7 @@ import {
 } from '../engine.js';
 import { analyseAudio } from './audio-features.js';
 import { mouthFromAudio, type MouthTrack } from './audio-mouth.js';
+import { mouthFromPhonemes } from './phoneme-mouth.js';
 import { faceModels, meshLayout } from './face-models.js';
 import type { FaceTrackerOptions } from './face-tracker.js';
 import { mouthDown } from './landmarks.js';
@@ -95,6 +97,7 @@ export class CpuEngine implements LipsyncEngine {
     let trackerStats: TrackerStats | null = null;
     let speaker: SpeakerReport | null = null;
     let done = false;
+    const usesPhonemes = !!job.phonemes && job.phonemes.length > 0;
 
     async function* frames(): AsyncGenerator<Buffer> {
       // The main thread needs the models only to track in-process or to find the speaker.
@@ -102,7 +105,12 @@ export class CpuEngine implements LipsyncEngine {
       const models = inThread || wantsSpeakerScan(job.options) ? await faceModels() : null;
       const layout = meshLayout();
       const audio = await analyseAudio(job.audioPath, fps, job.frameCount);
-      mouth = mouthFromAudio(audio, { temperature: job.options.temperature });
+      const fromAudio = mouthFromAudio(audio, { temperature: job.options.temperature });
+      // A phoneme timeline (text or synthesized speech) shapes the mouth per sound; the audio's level
+      // still scales the jaw and decides whether there is speech at all.
+      mouth = usesPhonemes
+        ? mouthFromPhonemes(job.phonemes ?? [], fps, job.frameCount, fromAudio)
+        : fromAudio;
       if (!mouth.hasSpeech) warnings.push('the audio holds no speech: the mouth stays closed');
       const weights = spanWeights(job.activeSpans, fps, job.frameCount);
       // active_speaker: look at the whole video first and pick the face that speaks in each stretch.
@@ -211,6 +219,7 @@ export class CpuEngine implements LipsyncEngine {
           framesWithFace,
           framesRedrawn,
           lipMotionGenerated: framesRedrawn > 0 && (mouth?.hasSpeech ?? false),
+          mouthDriver: usesPhonemes ? 'phonemes' : 'audio',
           medianFaceSize: median(sizes),
           mouthAudioCorrelation:
             agreement === null || Number.isNaN(agreement) ? null : Math.round(agreement * 1000) / 1000,

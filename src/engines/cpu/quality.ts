@@ -1,7 +1,8 @@
 // Measuring a lip-synced video:
 //  - sync score: Pearson correlation between the mouth opening measured on the video (with the face
 //    tracker) and the audio's loudness in dB per frame, at the best lag within +-3 frames;
-//  - PSNR outside the lower face against the input video (what the engine must leave alone).
+//  - PSNR outside the lower face against the input video (what the engine must leave alone);
+//  - per frame also the mouth's width, for the phoneme measures (phoneme-quality.ts).
 // Used by scripts/quality.ts, the engine's integration test and the benchmark.
 import { join } from 'node:path';
 import { decodeFrames } from '../../media/frames.js';
@@ -11,7 +12,15 @@ import { withTempDir } from '../../media/tempdir.js';
 import { analyseAudio } from './audio-features.js';
 import { faceModels } from './face-models.js';
 import { FaceTracker } from './face-tracker.js';
-import { FACE_OVAL, NOSE_BOTTOM, NOSE_TIP, mouthOpening } from './landmarks.js';
+import {
+  CORNER_OUTER,
+  FACE_OVAL,
+  NOSE_BOTTOM,
+  NOSE_TIP,
+  dist,
+  interocular,
+  mouthOpening,
+} from './landmarks.js';
 import { bestLagCorrelation } from './stats.js';
 
 export const SYNC_MAX_LAG = 3;
@@ -34,9 +43,13 @@ export async function videoFacts(path: string): Promise<VideoFacts> {
   };
 }
 
-/** Per frame: mouth opening (NaN without a face) and the lower-face box [x0, y0, x1, y1] (null without a face). */
+/**
+ * Per frame: mouth opening and width (NaN without a face) and the lower-face box [x0, y0, x1, y1]
+ * (null without a face).
+ */
 export interface MouthMeasure {
   opening: number[];
+  width: number[];
   lowerFace: ([number, number, number, number] | null)[];
 }
 
@@ -78,6 +91,12 @@ export function lowerFaceBox(
   ];
 }
 
+/** Mouth width: outer corner to outer corner over the inter-ocular distance (size-free, like the opening). */
+export function mouthWidth(points: ArrayLike<number>): number {
+  const scale = interocular(points);
+  return scale > 0 ? dist(points, CORNER_OUTER[0], CORNER_OUTER[1]) / scale : NaN;
+}
+
 /** Tracks the face through a video and measures its mouth in every frame. */
 export async function measureMouth(
   path: string,
@@ -88,6 +107,7 @@ export async function measureMouth(
   const models = await faceModels();
   const tracker = new FaceTracker(models, f.width, f.height, { fps: f.fps, searchEvery: 1, smooth: false });
   const opening: number[] = [];
+  const width: number[] = [];
   const lowerFace: MouthMeasure['lowerFace'] = [];
   // A constant frame rate (the probed average), so frame i is at i / fps even in a variable-rate file.
   const decode = decodeFrames({
@@ -100,9 +120,10 @@ export async function measureMouth(
   for await (const frame of decode) {
     const obs = await tracker.track(frame);
     opening.push(obs ? mouthOpening(obs.raw) : NaN);
+    width.push(obs ? mouthWidth(obs.raw) : NaN);
     lowerFace.push(obs ? lowerFaceBox(obs.raw, obs.scale, f.width, f.height) : null);
   }
-  return { opening, lowerFace };
+  return { opening, width, lowerFace };
 }
 
 /** Loudness (dBFS) per video frame of any file with an audio stream. */
@@ -162,7 +183,7 @@ export interface PsnrResult {
 export async function psnrOutsideLowerFace(
   outputPath: string,
   referencePath: string,
-  measure: MouthMeasure,
+  measure: Pick<MouthMeasure, 'lowerFace'> & Partial<MouthMeasure>,
   facts?: VideoFacts,
 ): Promise<PsnrResult> {
   const f = facts ?? (await videoFacts(outputPath));

@@ -1,3 +1,4 @@
+// test-database: none
 // Mouth shapes from phonemes, end to end: real speech with known phoneme times (the local synthesizer,
 // festival with its own phone timings) drives a fixture face clip through decoder -> engine ->
 // encoder, once with its phoneme timeline and once by loudness alone, and the quality meter measures

@@ -108,6 +108,43 @@ describe(`rate limits, in memory (${process.env.TEST_DATABASE ?? 'sqlite'})`, ()
     assert.equal(up.headers['x-ratelimit-limit'], '120');
     assert.equal(up.headers['x-ratelimit-remaining'], '119');
   });
+  test('POST /v2/voices: 10 an hour per key; POST /v2/tts and /v2/tts/jobs: 60 a minute each, apart', async () => {
+    const k = await createKey(t.services, org.organization.id);
+    const post = (url: string) =>
+      t.app.inject({
+        method: 'POST',
+        url,
+        headers: { ...k.headers, 'content-type': 'application/json' },
+        payload: '{}',
+      });
+    // The ten requests must fall in one hour window: start again if an hour boundary passed meanwhile.
+    for (;;) {
+      const hour = Math.floor(Date.now() / 3_600_000);
+      const k2 = await createKey(t.services, org.organization.id);
+      const clone = () =>
+        t.app.inject({
+          method: 'POST',
+          url: '/v2/voices',
+          headers: { ...k2.headers, 'content-type': 'application/json' },
+          payload: '{}',
+        });
+      const answers = [];
+      for (let i = 0; i < 11; i++) answers.push(await clone());
+      if (Math.floor(Date.now() / 3_600_000) !== hour) continue;
+      for (const a of answers.slice(0, 10)) assert.equal(a.statusCode, 400, a.body);
+      assert.equal(answers[0].headers['x-ratelimit-limit'], '10');
+      assertRateLimited(answers[10], 3_600_000);
+      break;
+    }
+    await waitForFreshWindow();
+    const tts = await post('/v2/tts');
+    const jobs = await post('/v2/tts/jobs');
+    assert.equal(tts.headers['x-ratelimit-limit'], '60');
+    assert.equal(tts.headers['x-ratelimit-remaining'], '59');
+    assert.equal(jobs.headers['x-ratelimit-limit'], '60');
+    assert.equal(jobs.headers['x-ratelimit-remaining'], '59');
+    assert.equal((await post('/v2/tts')).headers['x-ratelimit-remaining'], '58');
+  });
 });
 
 describe(`rate limits switched off (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {

@@ -408,6 +408,27 @@ describe(`speech API (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     assert.equal(audio.timeline.words[0].text.toLowerCase(), 'bob');
     await t.services.generations.cancel(g.id);
 
+    // Multipart: a video file and the text input as a JSON field go the same way.
+    const form = await encodeForm([
+      { name: 'model', value: 'lipsync-2' },
+      {
+        name: 'input',
+        value: JSON.stringify([
+          { type: 'text', provider: { name: 'local', voiceId: 'slt-hts', script: SCRIPT } },
+        ]),
+      },
+      { name: 'video', file: fixture('media/face_1.mp4') },
+    ]);
+    const multi = await t.app.inject({
+      method: 'POST',
+      url: '/v2/generate',
+      headers: { ...org.owner.headers, ...form.headers },
+      payload: form.payload,
+    });
+    assert.equal(multi.statusCode, 201, multi.body);
+    assert.ok(multi.json().input.some((i: any) => i.type === 'text' && i.assetId));
+    await t.services.generations.cancel(multi.json().id);
+
     const bad = await call(org, 'POST', '/v2/generate', {
       model: 'lipsync-2',
       input: [

@@ -120,7 +120,8 @@ export interface SynthesisProvider {
  * provider_quota_exceeded, key_invalid -> provider_api_key_invalid, voice_not_found -> 422
  * voice_not_found, rejected -> 422 with the provider's reason in the log only).
  */
-export type SpeechFailure = 'timeout' | 'unavailable' | 'quota' | 'key_invalid' | 'voice_not_found' | 'rejected';
+export type SpeechFailure =
+  'timeout' | 'unavailable' | 'quota' | 'key_invalid' | 'voice_not_found' | 'rejected';
 
 export class SpeechProviderError extends Error {
   constructor(

@@ -28,9 +28,12 @@ export const speechRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         response: { 200: TtsSpeechSchema, ...errorResponses(400, 401, 402, 422, 429, 500, 503, 504) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
+      // A client that goes away before the answer stops the synthesis (the response closes unfinished).
       const ac = new AbortController();
-      request.raw.once('close', () => ac.abort());
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) ac.abort();
+      });
       return tts.synthesize(requireAuth(request), request.body, ac.signal);
     },
   );

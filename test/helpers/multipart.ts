@@ -64,3 +64,20 @@ export function streamedZeroFileForm(
     headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
   };
 }
+
+/** Uploads a local file with POST /v2/assets/upload through `inject`; asserts 201 and returns the asset. */
+export async function uploadAssetFile(
+  app: { inject(opts: object): Promise<{ statusCode: number; body: string; json(): any }> },
+  headers: Record<string, string>,
+  path: string,
+): Promise<any> {
+  const form = await encodeForm([{ name: 'file', file: path }]);
+  const res = await app.inject({
+    method: 'POST',
+    url: '/v2/assets/upload',
+    headers: { ...headers, ...form.headers },
+    payload: form.payload,
+  });
+  if (res.statusCode !== 201) throw new Error(`upload of ${path} answered ${res.statusCode}: ${res.body}`);
+  return res.json();
+}

@@ -13,7 +13,7 @@ import {
   type TestOrg,
   type TestServices,
 } from '../helpers/index.js';
-import { encodeForm } from '../helpers/multipart.js';
+import { uploadAssetFile } from '../helpers/multipart.js';
 
 const DB = process.env.TEST_DATABASE ?? 'sqlite';
 
@@ -125,17 +125,8 @@ describe(`request and connection timeouts (${DB})`, { timeout: 120_000 }, () => 
   });
 
   test('a long-poll held longer than the request timeout still answers', async () => {
-    const upload = async (path: string) => {
-      const { payload, headers } = await encodeForm([{ name: 'file', file: path }]);
-      const res = await t.app.inject({
-        method: 'POST',
-        url: '/v2/assets/upload',
-        headers: { ...org.owner.headers, ...headers },
-        payload,
-      });
-      assert.equal(res.statusCode, 201, res.body);
-      return res.json().id as string;
-    };
+    const upload = async (path: string) =>
+      (await uploadAssetFile(t.app, org.owner.headers, path)).id as string;
     const [video, audio] = [
       await upload(fixture('media/face_5.mp4')),
       await upload(fixture('media/hello.wav')),

@@ -14,7 +14,7 @@ import {
   type TestOrg,
   type TestServices,
 } from '../helpers/index.js';
-import { encodeForm } from '../helpers/multipart.js';
+import { encodeForm, uploadAssetFile } from '../helpers/multipart.js';
 import { startBackground, type Background } from '../../src/jobs/runtime.js';
 import { measureVoiceProfile, semitones } from '../../src/speech/voice-profile.js';
 
@@ -51,17 +51,8 @@ describe(`speech API (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
       payload: payload as object,
     });
 
-  async function uploadAsset(who: TestOrg, path: string): Promise<{ id: string; url: string }> {
-    const { payload, headers } = await encodeForm([{ name: 'file', file: path }]);
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/v2/assets/upload',
-      headers: { ...who.owner.headers, ...headers },
-      payload,
-    });
-    assert.equal(res.statusCode, 201, res.body);
-    return res.json();
-  }
+  const uploadAsset = (who: TestOrg, path: string): Promise<{ id: string; url: string }> =>
+    uploadAssetFile(t.app, who.owner.headers, path);
 
   /** The bytes behind one of our signed URLs, written to a file. */
   async function saveSigned(url: string, name: string): Promise<string> {

@@ -18,7 +18,7 @@ import {
   type TestOrg,
   type TestServices,
 } from '../helpers/index.js';
-import { encodeForm } from '../helpers/multipart.js';
+import { uploadAssetFile } from '../helpers/multipart.js';
 import {
   FakeElevenLabsServer,
   FakeOpenAiServer,
@@ -143,17 +143,8 @@ describe(`speech providers through the API (${process.env.TEST_DATABASE ?? 'sqli
     return res as unknown as Res;
   }
 
-  async function uploadAsset(who: TestOrg, path: string): Promise<{ id: string; url: string }> {
-    const { payload, headers } = await encodeForm([{ name: 'file', file: path }]);
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/v2/assets/upload',
-      headers: { ...who.owner.headers, ...headers },
-      payload,
-    });
-    assert.equal(res.statusCode, 201, res.body);
-    return res.json();
-  }
+  const uploadAsset = (who: TestOrg, path: string): Promise<{ id: string; url: string }> =>
+    uploadAssetFile(t.app, who.owner.headers, path);
 
   /** How many assets and generations (any state) the organization has. */
   async function counts(who: TestOrg): Promise<{ assets: number; generations: number }> {

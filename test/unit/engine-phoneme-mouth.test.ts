@@ -5,7 +5,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { MouthTrack } from '../../src/engines/cpu/audio-mouth.js';
-import { holdPerFrame, mouthFromPhonemes, normalisePhone } from '../../src/engines/cpu/phoneme-mouth.js';
+import {
+  closurePerFrame,
+  holdPerFrame,
+  mouthFromPhonemes,
+  normalisePhone,
+} from '../../src/engines/cpu/phoneme-mouth.js';
 import {
   middleFrame,
   parsePhonemes,
@@ -198,6 +203,37 @@ describe('holdPerFrame', () => {
     const long = holdPerFrame(timeline([['m', 140]], 1000), new Set(['m']), FPS, 40, 20);
     // Held over [980, 1125]: frames 25, 26, 27 (1000-1120) entirely, 24 and 28 for under a half.
     assert.deepEqual([long[24], long[25], long[26], long[27], long[28]], [0, 1, 1, 1, 0]);
+  });
+});
+
+describe('closurePerFrame', () => {
+  it('shuts the frame showing the middle, and only the frames a closure around it covers half of', () => {
+    const m = timeline([['m', 140]], 1000); // middle at 1070 ms: frame 26
+    const midOnly = closurePerFrame(m, new Set(['m']), FPS, 40, 0);
+    assert.deepEqual([midOnly[25], midOnly[26], midOnly[27]], [0, 1, 0]);
+    // 100 ms around the middle, [1020, 1120]: frames 25 (20 of 40 ms), 26, 27 (entirely); 28 not at all.
+    const long = closurePerFrame(m, new Set(['m']), FPS, 40, 100);
+    assert.deepEqual([long[24], long[25], long[26], long[27], long[28]], [0, 1, 1, 1, 0]);
+    // Never longer than the sound: a 30 ms p with a 100 ms closure shuts its middle frame only.
+    const p = closurePerFrame(timeline([['p', 30]], 1010), new Set(['p']), FPS, 40, 100);
+    assert.deepEqual([p[24], p[25], p[26]], [0, 1, 0]);
+    // Other sounds, and sounds past the clip, shut nothing.
+    assert.ok(closurePerFrame(m, new Set(['b']), FPS, 40, 100).every((x) => x === 0));
+    assert.ok(closurePerFrame(m, new Set(['m']), FPS, 20, 100).every((x) => x === 0));
+  });
+
+  it('keeps the mouth open around a loud bilabial except at its middle', () => {
+    const tl = timeline([
+      ['sil', 200],
+      ['aa', 160],
+      ['m', 120],
+      ['aa', 160],
+      ['sil', 200],
+    ]);
+    const track = mouthFromPhonemes(tl, FPS, 24, loudAudio(24));
+    const mid = frameOf(tl, 'm');
+    assert.equal(track.open[mid], 0);
+    assert.ok(track.open[mid - 1] > 0.3 && track.open[mid + 1] > 0.3, 'open next to the closure');
   });
 });
 

@@ -18,7 +18,7 @@ import {
 } from '../engine.js';
 import { analyseAudio } from './audio-features.js';
 import { mouthFromAudio, type MouthTrack } from './audio-mouth.js';
-import { mouthFromPhonemes } from './phoneme-mouth.js';
+import { PHONEME_SHAPE_RANGE, mouthFromPhonemes } from './phoneme-mouth.js';
 import { faceModels, meshLayout } from './face-models.js';
 import type { FaceTrackerOptions } from './face-tracker.js';
 import { mouthDown } from './landmarks.js';
@@ -156,6 +156,8 @@ export class CpuEngine implements LipsyncEngine {
             fps,
             pads,
             maxOpening: num(job.settings, 'maxOpening', 0.2, 0.9),
+            // Rounded and spread lips from phonemes are deliberate: a wider range of mouth widths.
+            shapeRange: usesPhonemes ? PHONEME_SHAPE_RANGE : undefined,
           });
         }
         if (obs.fresh) {

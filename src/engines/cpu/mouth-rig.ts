@@ -212,6 +212,12 @@ export interface MouthRigOptions {
   pads?: Pads | null;
   /** The widest opening (open = 1) as a fraction of the neutral mouth width (default 0.5). */
   maxOpening?: number;
+  /**
+   * How far `width` and `round` move the mouth corners, as a multiple of the default range (default 1:
+   * +12 % spread, -30 % narrowed and rounded, never under 0.75 of the present width). The phoneme
+   * path, whose rounded and spread targets are deliberate, asks for more (`PHONEME_SHAPE_RANGE`).
+   */
+  shapeRange?: number;
 }
 
 function smoothstep(e0: number, e1: number, x: number): number {
@@ -269,8 +275,9 @@ export class MouthRig {
     const k = 1 - Math.exp(-1 / (2 * this.opts.fps));
     this.neutralWidth = this.neutralWidth === 0 ? ratio : this.neutralWidth + k * (ratio - this.neutralWidth);
     const neutralHalf = this.neutralWidth * scale;
-    const targetHalf = neutralHalf * (1 + 0.12 * target.width - 0.18 * target.round);
-    const widthScale = Math.min(1.3, Math.max(0.75, targetHalf / outerHalf));
+    const range = this.opts.shapeRange ?? 1;
+    const targetHalf = neutralHalf * (1 + range * 0.12 * target.width - range * 0.18 * target.round);
+    const widthScale = Math.min(1.3, Math.max(1 - 0.25 * range, targetHalf / outerHalf));
     const maxGap = (this.opts.maxOpening ?? 0.5) * 2 * neutralHalf;
     const targetCentre = Math.max(0, Math.min(1, target.open)) * maxGap;
     const power = 0.7 - 0.4 * Math.max(0, Math.min(1, target.round));

@@ -191,6 +191,26 @@ export class AssetService {
     return this.store.assets.timeline(organizationId, assetId);
   }
 
+  /**
+   * The organization's asset a request names by id or by one of our own signed URLs (what uploads and
+   * TTS return), or why not: 'foreign' (not our storage), 'invalid' or 'expired' (the signature),
+   * 'missing' (no such asset of this organization). Nothing is ever fetched from elsewhere.
+   */
+  async resolveOwn(
+    organizationId: string,
+    ref: { url?: string; assetId?: string },
+  ): Promise<{ asset: AssetRecord } | { problem: 'foreign' | 'invalid' | 'expired' | 'missing' }> {
+    if (ref.assetId !== undefined) {
+      const a = isUuid(ref.assetId) ? await this.store.assets.find(organizationId, ref.assetId) : null;
+      return a ? { asset: a } : { problem: 'missing' };
+    }
+    const ours = this.blobs.keyFromUrl(ref.url ?? '');
+    if (ours.status === 'foreign') return { problem: 'foreign' };
+    if (ours.status !== 'valid') return { problem: ours.status };
+    const a = await this.store.assets.findByStorageKey(organizationId, ours.key);
+    return a ? { asset: a } : { problem: 'missing' };
+  }
+
   /** The organization's asset stored under `key` (our own URLs given back as inputs), or null. */
   findByStorageKey(organizationId: string, key: string): Promise<AssetRecord | null> {
     return this.store.assets.findByStorageKey(organizationId, key);

@@ -121,9 +121,10 @@ export class VoiceService {
       });
     if (await this.deps.store.voices.findByName(org.id, name))
       throw new AppError('voice_name_conflict', { field: 'name' });
-    const sample = hasAsset
-      ? await this.sampleFromAsset(org.id, body.assetId as string)
-      : await this.sampleFromUrl(org.id, body.url as string);
+    const sample = await this.sample(
+      org.id,
+      hasAsset ? { assetId: body.assetId as string } : { url: body.url as string },
+    );
     if (sample.size > MAX_SAMPLE_BYTES) throw new AppError('voice_sample_source_too_large');
     if (sample.type === 'IMAGE') throw new AppError('voice_sample_type_unsupported', { field: sample.field });
 
@@ -232,28 +233,19 @@ export class VoiceService {
     });
   }
 
-  private async sampleFromAsset(orgId: string, id: string): Promise<AssetRecord & { field: string }> {
-    const a = isUuid(id) ? await this.deps.store.assets.find(orgId, id) : null;
-    if (!a)
-      throw new AppError('voice_sample_not_accessible', {
-        field: 'assetId',
-        message: `Asset ${id} not found.`,
-      });
-    return { ...a, field: 'assetId' };
-  }
-
-  /** Only a URL of our own storage (the url an upload or TTS returned), never a fetch from elsewhere. */
-  private async sampleFromUrl(orgId: string, url: string): Promise<AssetRecord & { field: string }> {
-    const ours = this.deps.blobs.keyFromUrl(url);
-    if (ours.status === 'foreign') throw new AppError('voice_sample_upload_required', { field: 'url' });
-    if (ours.status !== 'valid')
-      throw new AppError('voice_sample_not_accessible', {
-        field: 'url',
-        message: `The sample URL is ${ours.status === 'expired' ? 'expired' : 'not a valid signed URL'}.`,
-      });
-    const a = await this.deps.assets.findByStorageKey(orgId, ours.key);
-    if (!a) throw new AppError('voice_sample_not_accessible', { field: 'url' });
-    return { ...a, field: 'url' };
+  /** Only a sample stored here (an asset, or the url an upload or TTS returned), never a fetch. */
+  private async sample(orgId: string, ref: { url?: string; assetId?: string }) {
+    const field = ref.assetId !== undefined ? 'assetId' : 'url';
+    const r = await this.deps.assets.resolveOwn(orgId, ref);
+    if ('asset' in r) return { ...r.asset, field };
+    if (r.problem === 'foreign') throw new AppError('voice_sample_upload_required', { field });
+    throw new AppError('voice_sample_not_accessible', {
+      field,
+      message:
+        r.problem === 'missing'
+          ? 'The sample is not an asset of this organization.'
+          : `The sample URL is ${r.problem === 'expired' ? 'expired' : 'not a valid signed URL'}.`,
+    });
   }
 
   private cloneView(c: VoiceRecord, blocked: boolean): VoiceView {

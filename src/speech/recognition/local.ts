@@ -3,6 +3,7 @@
 // docs/transcription.md), so its output is a draft for the user to correct; the times it gives are
 // refined by forced alignment afterwards (refine.ts). The input is converted to 16 kHz mono first:
 // the model's own rate, and a header pocketsphinx reads without being told the format.
+import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runFfmpeg } from '../../media/ffmpeg.js';
 import { probeMedia } from '../../media/probe.js';
@@ -57,7 +58,8 @@ export class LocalRecognitionProvider implements RecognitionProvider {
     if (opts.language && !/^en(-|_|$)/i.test(opts.language)) {
       throw new SpeechProviderError('rejected', 'local', `no local model for language ${opts.language}`);
     }
-    const x16k = join(opts.workDir, 'recognize-16k.wav');
+    // A folder of its own: calls may share a workDir.
+    const x16k = join(await mkdtemp(join(opts.workDir, 'recognize-')), 'x16k.wav');
     try {
       await runFfmpeg(['-i', wavPath, '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', x16k], {
         signal: opts.signal,

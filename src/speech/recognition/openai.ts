@@ -2,7 +2,7 @@
 // timestamps (OpenAI itself, or self-hosted Whisper servers: faster-whisper-server / speaches,
 // whisper.cpp's server, LocalAI). Whisper's word times are rough (often 100-300 ms off at word edges),
 // which is why refine.ts re-times them by forced alignment.
-import { readFile, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runFfmpeg } from '../../media/ffmpeg.js';
 import { probeMedia } from '../../media/probe.js';
@@ -106,10 +106,11 @@ export class OpenAiRecognitionProvider implements RecognitionProvider {
       }
       return (await stat(out)).size;
     };
-    const wav = join(opts.workDir, 'transcribe-16k.wav');
+    const dir = await mkdtemp(join(opts.workDir, 'transcribe-'));
+    const wav = join(dir, 'x16k.wav');
     if ((await convert(wav, ['-c:a', 'pcm_s16le'])) <= MAX_UPLOAD_BYTES)
       return { path: wav, type: 'audio/wav' };
-    const mp3 = join(opts.workDir, 'transcribe-16k.mp3');
+    const mp3 = join(dir, 'x16k.mp3');
     if ((await convert(mp3, ['-c:a', 'libmp3lame', '-b:a', '48k'])) <= MAX_UPLOAD_BYTES) {
       return { path: mp3, type: 'audio/mpeg' };
     }

@@ -106,9 +106,9 @@ export async function refineWordTimes(
         { signal: opts.signal, timeoutMs: 120_000 },
       );
       aligned = (await align(window, text, { workDir: dir, signal: opts.signal })).words;
-    } catch (err) {
+    } catch {
       opts.signal?.throwIfAborted();
-      void err; // The audio does not match these words: they keep the recognizer's times.
+      // The audio does not match these words: they keep the recognizer's times.
       continue;
     }
     if (aligned.length !== spelled.reduce((n2, s) => n2 + s.length, 0)) continue;

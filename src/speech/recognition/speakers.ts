@@ -3,6 +3,7 @@
 // Praat (pitch median, MFCC means), and the pieces are clustered bottom-up (average linkage) until
 // the closest clusters are further apart than a threshold calibrated on the fixtures
 // (docs/transcription.md). Pieces with too little voiced speech to measure follow their neighbours.
+import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runPraat } from '../praat.js';
@@ -136,7 +137,7 @@ export async function measurePieces(
   spans: readonly [number, number][],
   opts: { workDir: string; signal?: AbortSignal },
 ): Promise<PieceFeatures[]> {
-  const table = join(opts.workDir, `speaker-pieces-${process.pid}-${Date.now()}.tsv`);
+  const table = join(opts.workDir, `speaker-pieces-${randomUUID()}.tsv`);
   const rows = spans.map(([a, b]) => `${(Math.max(0, a) / 1000).toFixed(3)}\t${(b / 1000).toFixed(3)}`);
   await writeFile(table, `start\tend\n${rows.join('\n')}\n`);
   const out = await runPraat(FEATURE_SCRIPT, [wavPath, table], {

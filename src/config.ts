@@ -29,6 +29,12 @@ export interface SpeechConfig {
   } | null;
   /** Clones need `lipsync voice verify ID` before use (consent verification). */
   readonly cloneVerification: boolean;
+  /** Speech recognition for transcriptions (docs/transcription.md). */
+  readonly recognition: {
+    readonly provider: 'local' | 'openai';
+    /** OpenAI-compatible `POST /v1/audio/transcriptions` server; null = off. */
+    readonly openai: { readonly url: string; readonly apiKey: string | null; readonly model: string } | null;
+  };
 }
 
 export interface Config {
@@ -310,5 +316,29 @@ function speechConfig(
     openai,
     elevenlabs,
     cloneVerification: bool('LIPSYNC_VOICE_CLONE_VERIFICATION', false),
+    recognition: recognitionConfig(env, problems, url, str),
   };
+}
+
+function recognitionConfig(
+  env: Env,
+  problems: string[],
+  url: (name: string, protocols: string[]) => string | null,
+  str: (name: string) => string | null,
+): SpeechConfig['recognition'] {
+  const sttUrl = url('LIPSYNC_OPENAI_STT_URL', ['http:', 'https:']);
+  const openai = sttUrl
+    ? {
+        url: sttUrl.replace(/\/+$/, ''),
+        apiKey: str('LIPSYNC_OPENAI_STT_API_KEY'),
+        model: str('LIPSYNC_OPENAI_STT_MODEL') ?? 'whisper-1',
+      }
+    : null;
+  const raw = env.LIPSYNC_STT_PROVIDER || (openai ? 'openai' : 'local');
+  if (raw !== 'local' && raw !== 'openai') {
+    problems.push(`LIPSYNC_STT_PROVIDER=${JSON.stringify(raw)} must be local or openai`);
+    return { provider: 'local', openai };
+  }
+  if (raw === 'openai' && !openai) problems.push('LIPSYNC_STT_PROVIDER=openai needs LIPSYNC_OPENAI_STT_URL');
+  return { provider: raw, openai };
 }

@@ -178,6 +178,31 @@ export const ERRORS = {
     'Asynchronous text-to-speech is not enabled for this organization.',
     'Use POST /v2/tts, or ask the operator to enable the tts_async flag for the organization.',
   ),
+  // Transcriptions (api-details section 1; docs/transcription.md).
+  transcription_not_found: entry(
+    'transcription_not_found',
+    404,
+    'Transcription not found.',
+    'Check the id; transcriptions of other organizations are not visible.',
+  ),
+  transcription_source_upload_required: entry(
+    'transcription_source_upload_required',
+    422,
+    'The source must be stored on this service.',
+    'Upload the video with POST /v2/assets/upload and pass the url it returned.',
+  ),
+  transcription_source_not_accessible: entry(
+    'transcription_source_not_accessible',
+    422,
+    'The source could not be found in your storage.',
+    'Pass the url of an uploaded asset of this organization (a fresh one if it expired).',
+  ),
+  transcription_source_type_unsupported: entry(
+    'transcription_source_type_unsupported',
+    422,
+    'The source is not a video or audio file.',
+    'Transcribe a video with sound, or an audio file.',
+  ),
   dialogue_edit_retime_required: entry(
     'dialogue_edit_retime_required',
     422,

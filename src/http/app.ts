@@ -19,6 +19,7 @@ import { webhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { assetRoutes } from './routes/assets.js';
 import { fileRoutes } from './routes/files.js';
 import { speechRoutes } from './routes/speech.js';
+import { transcriptionRoutes } from './routes/transcriptions.js';
 import { multipartLimits } from './multipart.js';
 import { registerNulGuard } from './nul-guard.js';
 import { handleClientError } from './client-errors.js';
@@ -116,6 +117,7 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(modelRoutes, { services });
   await app.register(webhookDeliveryRoutes, { services });
   await app.register(speechRoutes, { services });
+  await app.register(transcriptionRoutes, { services });
 
   app.get('/v2/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => app.swagger());
 

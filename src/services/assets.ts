@@ -268,6 +268,11 @@ export class AssetService {
     return a;
   }
 
+  /** A signed URL of a stored blob (a transcription's source). */
+  urlOfKey(key: string): Promise<string> {
+    return this.blobs.signedUrl(key);
+  }
+
   /** The signed URL clients read the asset from. */
   url(asset: AssetRecord): Promise<string> {
     return this.blobs.signedUrl(asset.storageKey);

@@ -21,6 +21,9 @@ import { HandlerRegistry } from '../jobs/handler.js';
 import { JobQueue } from '../jobs/queue.js';
 import { generationHandler } from '../handlers/generation.js';
 import { ttsHandler } from '../handlers/tts.js';
+import { transcriptionHandler } from '../handlers/transcription.js';
+import { TranscriptionService } from './transcriptions.js';
+import { createRecognizer } from '../speech/recognition/registry.js';
 import { SpeechService } from './speech.js';
 import { TtsService } from './tts.js';
 import { VoiceService } from './voices.js';
@@ -54,6 +57,7 @@ export interface Services {
   readonly speech: SpeechService;
   readonly tts: TtsService;
   readonly voices: VoiceService;
+  readonly transcriptions: TranscriptionService;
   readonly prices: PriceTable;
   close(): Promise<void>;
 }
@@ -99,7 +103,14 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
         engines: () => (engines ??= EngineRegistry.fromFile(config.enginesFile, config.defaultEngine)),
       }),
     )
-    .register(ttsHandler({ store, speech: () => speech }));
+    .register(ttsHandler({ store, speech: () => speech }))
+    .register(
+      transcriptionHandler({
+        store,
+        recognizer: () =>
+          createRecognizer(config.speech.recognition, { allowPrivate: config.allowPrivateUrls }),
+      }),
+    );
   // A job of a kind this build cannot run must not sit in the queue unnoticed.
   handlers.assertCovers(await store.jobs.unsettledKinds());
   const queue = new JobQueue(store, handlers, bus, logger.child({ component: 'jobs' }));
@@ -125,6 +136,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     prices,
     speech,
     tts: new TtsService({ config, store, speech, assets, idempotency, queue }),
+    transcriptions: new TranscriptionService({ config, store, assets, queue }),
     voices: new VoiceService({
       config,
       store,

@@ -11,6 +11,7 @@ import { JobRepository } from './jobs.js';
 import { UsageRepository } from './usage.js';
 import { VoiceRepository } from './voices.js';
 import { TtsJobRepository } from './tts-jobs.js';
+import { TranscriptionRepository } from './transcriptions.js';
 
 export interface Store {
   readonly db: Db;
@@ -26,6 +27,7 @@ export interface Store {
   readonly usage: UsageRepository;
   readonly voices: VoiceRepository;
   readonly ttsJobs: TtsJobRepository;
+  readonly transcriptions: TranscriptionRepository;
 }
 
 export function createStore(db: Db): Store {
@@ -44,5 +46,6 @@ export function createStore(db: Db): Store {
     usage: new UsageRepository(k),
     voices: new VoiceRepository(k),
     ttsJobs: new TtsJobRepository(k),
+    transcriptions: new TranscriptionRepository(k),
   };
 }

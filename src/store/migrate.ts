@@ -6,6 +6,7 @@ import * as m0002 from './migrations/0002_assets_extra.js';
 import * as m0003 from './migrations/0003_generations.js';
 import * as m0004 from './migrations/0004_jobs.js';
 import * as m0005 from './migrations/0005_speech.js';
+import * as m0006 from './migrations/0006_transcriptions.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -13,6 +14,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0003_generations': m0003,
   '0004_jobs': m0004,
   '0005_speech': m0005,
+  '0006_transcriptions': m0006,
 };
 
 class StaticProvider implements MigrationProvider {

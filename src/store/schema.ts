@@ -82,6 +82,31 @@ export interface Database {
   voice_blocks: VoiceBlockTable;
   tts_jobs: TtsJobTable;
   asset_timelines: AssetTimelineTable;
+  transcriptions: TranscriptionTable;
+}
+
+/** Transcriptions (0006); times in ms from the start of the source. */
+export interface TranscriptionTable {
+  id: string;
+  organization_id: string;
+  api_key_id: string | null;
+  project_id: string | null;
+  status: string;
+  source_kind: string;
+  source_key: string;
+  source_asset_id: string | null;
+  start_ms: number;
+  end_ms: number | null;
+  source_end_ms: number | null;
+  max_source_seconds: number | null;
+  transcript: string | null;
+  speaker_count: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  finished_at: string | null;
 }
 
 /** Cloned voices of an organization (0005). */

@@ -1,0 +1,73 @@
+// Rules for POST /v2/transcriptions (api-details 1.1): exactly one source in our own storage, an
+// optional window (at most 60 minutes), an optional refusal length. Pure.
+import { AppError } from './errors.js';
+
+/** The longest window one transcription covers. */
+export const MAX_WINDOW_MS = 60 * 60 * 1000;
+/** A running job for the same source and window is reused when it started this recently. */
+export const REUSE_RUNNING_MS = 60 * 60 * 1000;
+
+export interface TranscriptionSourceRef {
+  kind: 'video' | 'audio';
+  /** The field the client used: sourceVideoUrl, sourceAudioUrl or assetId. */
+  field: 'sourceVideoUrl' | 'sourceAudioUrl' | 'assetId';
+  url?: string;
+  assetId?: string;
+}
+
+export interface TranscriptionRequest {
+  source: TranscriptionSourceRef;
+  startMs: number;
+  endMs: number | null;
+  maxSourceSeconds: number | null;
+  projectId: string | null;
+}
+
+function bad(field: string, message: string): never {
+  throw new AppError('invalid_request', { field, message });
+}
+
+function optionalInt(v: unknown, field: string, min: number): number | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min)
+    bad(field, `${field} must be an integer >= ${min}`);
+  return v;
+}
+
+export function normaliseTranscriptionRequest(body: Record<string, unknown>): TranscriptionRequest {
+  const given = (['sourceVideoUrl', 'sourceAudioUrl', 'assetId'] as const).filter(
+    (f) => typeof body[f] === 'string' && body[f] !== '',
+  );
+  if (given.length !== 1) bad('sourceVideoUrl', 'send exactly one of sourceVideoUrl or sourceAudioUrl');
+  const field = given[0];
+  for (const f of ['sourceVideoUrl', 'sourceAudioUrl', 'assetId'] as const)
+    if (f !== field && body[f] !== undefined && body[f] !== null && body[f] !== '')
+      bad(f, `${f} must be a non-empty string`);
+  const value = body[field] as string;
+  if (field !== 'assetId') {
+    try {
+      const u = new URL(value);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
+    } catch {
+      bad(field, `${field} must be an http or https URL`);
+    }
+  }
+  const startMs = optionalInt(body.startMs, 'startMs', 0) ?? 0;
+  const endMs = optionalInt(body.endMs, 'endMs', 1);
+  if (endMs !== null && endMs <= startMs) bad('endMs', 'endMs must be after startMs');
+  if (endMs !== null && endMs - startMs > MAX_WINDOW_MS) bad('endMs', 'the window is at most 60 minutes');
+  const maxSourceSeconds = optionalInt(body.maxSourceSeconds, 'maxSourceSeconds', 1);
+  const projectId =
+    typeof body.projectId === 'string' && body.projectId.trim() ? body.projectId.trim() : null;
+  return {
+    source: {
+      kind: field === 'sourceAudioUrl' ? 'audio' : 'video',
+      field,
+      ...(field === 'assetId' ? { assetId: value } : { url: value }),
+    },
+    startMs,
+    endMs,
+    maxSourceSeconds,
+    projectId,
+  };
+}

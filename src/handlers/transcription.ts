@@ -1,0 +1,198 @@
+// The `transcription` job kind: the source's audio (its window) -> recognized words -> times refined by
+// forced alignment -> the public transcript with a speaker per word. Failures a retry cannot fix are
+// the documented job codes: NO_AUDIO_TRACK (a video without sound), SOURCE_TOO_LONG (over
+// maxSourceSeconds), NO_AUDIO (nothing audible in the window).
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
+import type { Store } from '../store/index.js';
+import type { Transcript } from '../store/transcriptions.js';
+import { AppError } from '../domain/errors.js';
+import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
+import { makeTempDir, removeTempDir } from '../media/tempdir.js';
+import { probeMedia } from '../media/probe.js';
+import { runFfmpeg } from '../media/ffmpeg.js';
+import { SpeechProviderError } from '../speech/types.js';
+import { readWavInfo } from '../speech/local-wav.js';
+import type { RecognitionProvider } from '../speech/recognition/types.js';
+import { refineWordTimes } from '../speech/recognition/refine.js';
+import { applySpeakers, buildTranscript, estimateSpeakers } from '../speech/recognition/transcript.js';
+import { JobFailure, type JobError, type JobHandler } from '../jobs/handler.js';
+
+export const TRANSCRIPTION_KIND = 'transcription';
+
+export interface TranscriptionPayload {
+  readonly transcriptionId: string;
+}
+
+export interface TranscriptionRunInput {
+  readonly transcriptionId: string;
+  readonly sourceKey: string;
+  readonly startMs: number;
+  readonly endMs: number | null;
+  readonly maxSourceSeconds: number | null;
+}
+
+export interface TranscriptionResult {
+  readonly transcript: Transcript;
+  readonly speakerCount: number;
+  readonly sourceEndMs: number;
+}
+
+/** Below this peak level (dBFS) the window holds nothing to transcribe. */
+const SILENT_PEAK_DB = -50;
+
+function fail(code: string, message: string): JobFailure {
+  return new JobFailure({ code, message }, 'permanent');
+}
+
+function transcriptionError(e: JobError): JobError {
+  switch (e.code) {
+    case JOB_CANCELED.code:
+      return { code: 'CANCELED', message: 'The transcription was canceled.' };
+    case JOB_TIMED_OUT.code:
+      return { code: 'TIMED_OUT', message: 'The transcription ran longer than the server allows.' };
+    case 'job_failed':
+    case 'worker_lost':
+      return { code: 'INTERNAL_ERROR', message: 'Transcription failed because of an internal error.' };
+    default:
+      return e;
+  }
+}
+
+/** The loudest sample of a 16-bit PCM WAV in dBFS, read in pieces (a window may last an hour). */
+async function peakDb(wav: string): Promise<number> {
+  const info = await readWavInfo(wav);
+  let peak = 0;
+  const stream = createReadStream(wav, { start: info.dataOffset, end: info.dataOffset + info.dataBytes - 1 });
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    for (let i = 0; i + 1 < chunk.length; i += 2) {
+      const v = Math.abs(chunk.readInt16LE(i));
+      if (v > peak) peak = v;
+    }
+  }
+  return peak > 0 ? 20 * Math.log10(peak / 32768) : -Infinity;
+}
+
+export function transcriptionHandler(deps: {
+  store: Store;
+  recognizer: () => RecognitionProvider;
+}): JobHandler<TranscriptionPayload, TranscriptionRunInput, TranscriptionResult> {
+  const { store } = deps;
+  return {
+    kind: TRANSCRIPTION_KIND,
+    payloadVersion: 1,
+
+    parsePayload(raw, version) {
+      const p = raw as Partial<TranscriptionPayload> | null;
+      if (version !== 1 || typeof p?.transcriptionId !== 'string')
+        throw new Error(`unreadable transcription payload (version ${version})`);
+      return { transcriptionId: p.transcriptionId };
+    },
+
+    async prepare(_job, payload) {
+      const t = await store.transcriptions.findAny(payload.transcriptionId);
+      if (!t) throw fail('transcription_not_found', 'The transcription no longer exists.');
+      return {
+        transcriptionId: t.id,
+        sourceKey: t.sourceKey,
+        startMs: t.startMs,
+        endMs: t.endMs,
+        maxSourceSeconds: t.maxSourceSeconds,
+      };
+    },
+
+    async run(input, ctx) {
+      const dir = await makeTempDir('transcribe-', ctx.tempRoot);
+      try {
+        const source = join(dir, 'source');
+        await ctx.files.download(input.sourceKey, source, ctx.signal);
+        const probe = await probeMedia(source);
+        if (!probe.audio) throw fail('NO_AUDIO_TRACK', 'The source has no audio track.');
+        const sourceMs = Math.round((probe.durationSeconds ?? 0) * 1000);
+        if (input.maxSourceSeconds !== null && sourceMs > input.maxSourceSeconds * 1000)
+          throw fail(
+            'SOURCE_TOO_LONG',
+            `The source lasts ${Math.round(sourceMs / 1000)} s, over maxSourceSeconds.`,
+          );
+        const endMs = Math.min(input.endMs ?? sourceMs, sourceMs);
+        if (endMs <= input.startMs) throw fail('NO_AUDIO', 'The window holds no audio of the source.');
+        ctx.progress(5);
+        // The window as 16 kHz mono: what recognition, alignment and the speaker estimate all read.
+        const wav = join(dir, 'window.wav');
+        await runFfmpeg(
+          [
+            ...['-ss', (input.startMs / 1000).toFixed(3), '-t', ((endMs - input.startMs) / 1000).toFixed(3)],
+            ...['-i', source, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', wav],
+          ],
+          { signal: ctx.signal },
+        );
+        if ((await peakDb(wav)) < SILENT_PEAK_DB) throw fail('NO_AUDIO', 'Nothing audible in the window.');
+        ctx.progress(10);
+        const recognized = await deps.recognizer().transcribe(wav, { workDir: dir, signal: ctx.signal });
+        if (recognized.words.length === 0) throw fail('NO_AUDIO', 'No speech was recognized in the window.');
+        ctx.progress(60);
+        const refined = await refineWordTimes(wav, recognized.words, { workDir: dir, signal: ctx.signal });
+        ctx.progress(85);
+        const transcript = buildTranscript(refined, { offsetMs: input.startMs });
+        const speakers = await estimateSpeakers(wav, transcript.segments, {
+          workDir: dir,
+          signal: ctx.signal,
+          offsetMs: input.startMs,
+        });
+        return {
+          transcript: applySpeakers(transcript, speakers),
+          speakerCount: Math.max(1, speakers.speakerCount),
+          sourceEndMs: endMs,
+        };
+      } finally {
+        await removeTempDir(dir);
+      }
+    },
+
+    classify(err) {
+      if (err instanceof SpeechProviderError) {
+        // An outage of a recognition server may pass; anything else will not.
+        const transient = err.reason === 'timeout' || err.reason === 'unavailable';
+        return new JobFailure(
+          {
+            code: transient ? 'RECOGNITION_UNAVAILABLE' : 'RECOGNITION_FAILED',
+            message: `The speech recognizer (${err.provider}) ${transient ? 'is unavailable' : 'could not transcribe the audio'}.`,
+          },
+          transient ? 'transient' : 'permanent',
+          err,
+        );
+      }
+      if (err instanceof AppError)
+        return new JobFailure({ code: err.code, message: err.message }, 'permanent', err);
+      return null;
+    },
+
+    async onClaimed(trx, job) {
+      await store.transcriptions.markProcessing(trx, job.subjectId, new Date().toISOString());
+    },
+
+    async onRequeued(trx, job) {
+      await store.transcriptions.markPending(trx, job.subjectId, new Date().toISOString());
+    },
+
+    async onSettled(trx, job, outcome) {
+      const now = new Date().toISOString();
+      if (outcome.status === 'completed') {
+        const r = outcome.result;
+        await store.transcriptions.finish(trx, job.subjectId, now, {
+          status: 'COMPLETED',
+          transcript: r.transcript,
+          speakerCount: r.speakerCount,
+          sourceEndMs: r.sourceEndMs,
+        });
+        return;
+      }
+      const e = transcriptionError(outcome.error);
+      await store.transcriptions.finish(trx, job.subjectId, now, {
+        status: 'FAILED',
+        errorCode: e.code,
+        errorMessage: e.message,
+      });
+    },
+  };
+}

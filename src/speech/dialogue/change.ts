@@ -78,8 +78,9 @@ export async function buildReplacement(
   const push = (p: Piece, spans: { text: string; start: number; end: number }[]) => {
     p.gain = limitGain(p);
     out.pieces.push(p);
-    for (const s of spans)
-      out.words.push({ text: s.text, start: length + s.start - p.start, end: length + s.end - p.start });
+    // A cut may fall a few ms inside a word's aligned edge: the word is where the piece is.
+    const at = (x: number) => Math.min(Math.max(x, p.start), p.end) - p.start + length;
+    for (const s of spans) out.words.push({ text: s.text, start: at(s.start), end: at(s.end) });
     length += p.end - p.start;
   };
 

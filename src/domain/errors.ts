@@ -203,6 +203,18 @@ export const ERRORS = {
     'The source is not a video or audio file.',
     'Transcribe a video with sound, or an audio file.',
   ),
+  dialogue_edit_not_found: entry(
+    'dialogue_edit_not_found',
+    404,
+    'Dialogue edit not found.',
+    'Check the id; dialogue edits of other organizations are not visible.',
+  ),
+  dialogue_edit_source_not_accessible: entry(
+    'dialogue_edit_source_not_accessible',
+    422,
+    'The source video must be an upload of this organization on this service.',
+    'Pass the sourceVideoUrl your transcription used (the url POST /v2/assets/upload returned).',
+  ),
   dialogue_edit_retime_required: entry(
     'dialogue_edit_retime_required',
     422,

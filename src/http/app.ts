@@ -20,6 +20,7 @@ import { assetRoutes } from './routes/assets.js';
 import { fileRoutes } from './routes/files.js';
 import { speechRoutes } from './routes/speech.js';
 import { transcriptionRoutes } from './routes/transcriptions.js';
+import { dialogueEditRoutes } from './routes/dialogue-edits.js';
 import { multipartLimits } from './multipart.js';
 import { registerNulGuard } from './nul-guard.js';
 import { handleClientError } from './client-errors.js';
@@ -118,6 +119,7 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(webhookDeliveryRoutes, { services });
   await app.register(speechRoutes, { services });
   await app.register(transcriptionRoutes, { services });
+  await app.register(dialogueEditRoutes, { services });
 
   app.get('/v2/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => app.swagger());
 

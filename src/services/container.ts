@@ -23,6 +23,8 @@ import { generationHandler } from '../handlers/generation.js';
 import { ttsHandler } from '../handlers/tts.js';
 import { transcriptionHandler } from '../handlers/transcription.js';
 import { TranscriptionService } from './transcriptions.js';
+import { DialogueEditService } from './dialogue-edits.js';
+import { dialogueEditHandler } from '../handlers/dialogue-edit.js';
 import { createRecognizer } from '../speech/recognition/registry.js';
 import { SpeechService } from './speech.js';
 import { TtsService } from './tts.js';
@@ -58,6 +60,7 @@ export interface Services {
   readonly tts: TtsService;
   readonly voices: VoiceService;
   readonly transcriptions: TranscriptionService;
+  readonly dialogueEdits: DialogueEditService;
   readonly prices: PriceTable;
   close(): Promise<void>;
 }
@@ -110,7 +113,8 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
         recognizer: () =>
           createRecognizer(config.speech.recognition, { allowPrivate: config.allowPrivateUrls }),
       }),
-    );
+    )
+    .register(dialogueEditHandler({ store }));
   // A job of a kind this build cannot run must not sit in the queue unnoticed.
   handlers.assertCovers(await store.jobs.unsettledKinds());
   const queue = new JobQueue(store, handlers, bus, logger.child({ component: 'jobs' }));
@@ -137,6 +141,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     speech,
     tts: new TtsService({ config, store, speech, assets, idempotency, queue }),
     transcriptions: new TranscriptionService({ config, store, assets, queue }),
+    dialogueEdits: new DialogueEditService({ config, store, assets, queue }),
     voices: new VoiceService({
       config,
       store,

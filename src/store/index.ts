@@ -12,6 +12,7 @@ import { UsageRepository } from './usage.js';
 import { VoiceRepository } from './voices.js';
 import { TtsJobRepository } from './tts-jobs.js';
 import { TranscriptionRepository } from './transcriptions.js';
+import { DialogueEditRepository } from './dialogue-edits.js';
 
 export interface Store {
   readonly db: Db;
@@ -28,6 +29,7 @@ export interface Store {
   readonly voices: VoiceRepository;
   readonly ttsJobs: TtsJobRepository;
   readonly transcriptions: TranscriptionRepository;
+  readonly dialogueEdits: DialogueEditRepository;
 }
 
 export function createStore(db: Db): Store {
@@ -47,5 +49,6 @@ export function createStore(db: Db): Store {
     voices: new VoiceRepository(k),
     ttsJobs: new TtsJobRepository(k),
     transcriptions: new TranscriptionRepository(k),
+    dialogueEdits: new DialogueEditRepository(k),
   };
 }

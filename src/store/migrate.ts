@@ -7,6 +7,7 @@ import * as m0003 from './migrations/0003_generations.js';
 import * as m0004 from './migrations/0004_jobs.js';
 import * as m0005 from './migrations/0005_speech.js';
 import * as m0006 from './migrations/0006_transcriptions.js';
+import * as m0007 from './migrations/0007_dialogue_edits.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004_jobs': m0004,
   '0005_speech': m0005,
   '0006_transcriptions': m0006,
+  '0007_dialogue_edits': m0007,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -83,6 +83,37 @@ export interface Database {
   tts_jobs: TtsJobTable;
   asset_timelines: AssetTimelineTable;
   transcriptions: TranscriptionTable;
+  dialogue_edits: DialogueEditTable;
+}
+
+/** Dialogue-edit previews (0007); JSON as text; times in ms. */
+export interface DialogueEditTable {
+  id: string;
+  organization_id: string;
+  api_key_id: string | null;
+  project_id: string | null;
+  status: string;
+  source_key: string;
+  source_asset_id: string | null;
+  start_ms: number;
+  end_ms: number | null;
+  source_transcript: string;
+  edits: string;
+  voice_id: string | null;
+  voice_profile: string | null;
+  segment_lipsync: number;
+  section_expansion: number;
+  rerun_of: string | null;
+  preview_key: string | null;
+  preview_duration_ms: number | null;
+  result: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  error_details: string | null;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  finished_at: string | null;
 }
 
 /** Transcriptions (0006); times in ms from the start of the source. */

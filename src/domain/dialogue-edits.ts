@@ -1,0 +1,89 @@
+// Rules for POST /v2/dialogue-edits (api-details 2.1; spec rule 6): the body's shape, the API-key
+// rules (no window; both rollout flags), and the transcript's words. Pure; the edit list itself is
+// checked by validateEdits (src/speech/dialogue/validate.ts).
+import { AppError } from './errors.js';
+import type { DialogueEdit, SourceWord } from '../speech/dialogue/types.js';
+import type { Transcript } from '../store/transcriptions.js';
+
+/** The organization flags an API-key dialogue edit needs (lipsync org update ID --flags ...). */
+export const SEGMENT_LIPSYNC_FLAG = 'segment_lipsync';
+export const SECTION_EXPANSION_FLAG = 'section_expansion';
+
+export interface DialogueEditRequest {
+  transcript: Transcript;
+  words: SourceWord[];
+  edits: DialogueEdit[];
+  sourceVideoUrl: string;
+  voiceId: string | null;
+  rerunOfJobId: string | null;
+  projectId: string | null;
+}
+
+function bad(field: string, message: string): never {
+  throw new AppError('invalid_request', { field, message });
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
+
+/** The transcript as GET /v2/transcriptions returned it: segments of words with ids and times. */
+function readTranscript(raw: unknown): { transcript: Transcript; words: SourceWord[] } {
+  const segs = (raw as { segments?: unknown } | null)?.segments;
+  if (!raw || typeof raw !== 'object' || !Array.isArray(segs))
+    bad('transcript', 'transcript must be the transcript object of a transcription ({segments: [...]})');
+  const words: SourceWord[] = [];
+  const transcript: Transcript = { segments: [] };
+  segs.forEach((s: unknown, i: number) => {
+    const seg = s as { id?: unknown; words?: unknown };
+    if (!seg || typeof seg !== 'object' || !Array.isArray(seg.words))
+      bad(`transcript.segments[${i}]`, 'each segment needs a words array');
+    const out = {
+      id: typeof seg.id === 'string' ? seg.id : `s${i + 1}`,
+      words: [] as Transcript['segments'][0]['words'],
+    };
+    (seg.words as unknown[]).forEach((w: unknown, j: number) => {
+      const at = `transcript.segments[${i}].words[${j}]`;
+      const word = w as Record<string, unknown>;
+      if (!word || typeof word !== 'object' || typeof word.id !== 'string' || typeof word.text !== 'string')
+        bad(at, `${at} needs id and text`);
+      if (!Number.isInteger(word.startMs) || !Number.isInteger(word.endMs))
+        bad(at, `${at} needs integer startMs and endMs`);
+      const sw = {
+        id: word.id,
+        text: word.text,
+        startMs: word.startMs as number,
+        endMs: word.endMs as number,
+      };
+      words.push(sw);
+      out.words.push({ ...sw, speakerId: typeof word.speakerId === 'string' ? word.speakerId : null });
+    });
+    transcript.segments.push(out);
+  });
+  if (words.length === 0) bad('transcript', 'the transcript has no words');
+  return { transcript, words };
+}
+
+export function normaliseDialogueEditRequest(
+  body: Record<string, unknown>,
+  flags: readonly string[],
+): DialogueEditRequest {
+  // Spec rule 6 and api-details 2.1: API keys edit the whole video.
+  for (const f of ['startMs', 'endMs'])
+    if (body[f] !== undefined && body[f] !== null)
+      throw new AppError('dialogue_edit_unsupported', { field: f });
+  if (!flags.includes(SEGMENT_LIPSYNC_FLAG) || !flags.includes(SECTION_EXPANSION_FLAG))
+    throw new AppError('dialogue_edit_retime_required');
+  const sourceVideoUrl = str(body.sourceVideoUrl);
+  if (!sourceVideoUrl)
+    bad('sourceVideoUrl', 'sourceVideoUrl is required (the source your transcription used)');
+  if (!Array.isArray(body.edits)) bad('edits', 'edits must be an array of {kind: "change" | "remove", ...}');
+  const { transcript, words } = readTranscript(body.transcript);
+  return {
+    transcript,
+    words,
+    edits: body.edits as DialogueEdit[],
+    sourceVideoUrl,
+    voiceId: str(body.voiceId),
+    rerunOfJobId: str(body.rerunOfJobId),
+    projectId: str(body.projectId),
+  };
+}

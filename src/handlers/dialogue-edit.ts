@@ -1,0 +1,176 @@
+// The `dialogue_edit` job kind: the preview of a dialogue edit. The source's sound -> buildPreview
+// (src/speech/dialogue: the original recording except the edited spans, reused or synthesized words in
+// the speaker's voice, quiet-point joins) -> the preview WAV as an attempt output; the terminal
+// transition stores the retimed transcript, the slots and the voice used.
+import { join } from 'node:path';
+import type { Store } from '../store/index.js';
+import type { PreviewOutcome } from '../store/dialogue-edits.js';
+import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
+import { makeTempDir, removeTempDir } from '../media/tempdir.js';
+import { probeMedia } from '../media/probe.js';
+import { runFfmpeg } from '../media/ffmpeg.js';
+import {
+  buildPreview,
+  EditTooLongError,
+  type DialogueEdit,
+  type SourceWord,
+} from '../speech/dialogue/index.js';
+import type { VoiceProfile } from '../speech/types.js';
+import { JobFailure, type JobError, type JobHandler } from '../jobs/handler.js';
+
+export const DIALOGUE_EDIT_KIND = 'dialogue_edit';
+
+export interface DialogueEditPayload {
+  readonly dialogueEditId: string;
+}
+
+export interface DialogueEditRunInput {
+  readonly dialogueEditId: string;
+  readonly sourceKey: string;
+  readonly words: SourceWord[];
+  readonly edits: DialogueEdit[];
+  readonly voiceProfile: VoiceProfile | null;
+}
+
+export interface DialogueEditResult {
+  readonly previewKey: string;
+  readonly previewDurationMs: number;
+  readonly outcome: PreviewOutcome;
+  readonly voiceProfile: VoiceProfile | null;
+}
+
+function previewError(e: JobError): JobError {
+  switch (e.code) {
+    case JOB_CANCELED.code:
+      return { code: 'CANCELED', message: 'The preview was canceled.' };
+    case JOB_TIMED_OUT.code:
+      return { code: 'TIMED_OUT', message: 'The preview took longer than the server allows.' };
+    case 'job_failed':
+    case 'worker_lost':
+      return { code: 'INTERNAL_ERROR', message: 'The preview failed because of an internal error.' };
+    default:
+      return e;
+  }
+}
+
+export function dialogueEditHandler(deps: {
+  store: Store;
+}): JobHandler<DialogueEditPayload, DialogueEditRunInput, DialogueEditResult> {
+  const { store } = deps;
+  return {
+    kind: DIALOGUE_EDIT_KIND,
+    payloadVersion: 1,
+
+    parsePayload(raw, version) {
+      const p = raw as Partial<DialogueEditPayload> | null;
+      if (version !== 1 || typeof p?.dialogueEditId !== 'string')
+        throw new Error(`unreadable dialogue_edit payload (version ${version})`);
+      return { dialogueEditId: p.dialogueEditId };
+    },
+
+    async prepare(_job, payload) {
+      const d = await store.dialogueEdits.findAny(payload.dialogueEditId);
+      if (!d)
+        throw new JobFailure(
+          { code: 'dialogue_edit_not_found', message: 'The dialogue edit no longer exists.' },
+          'permanent',
+        );
+      return {
+        dialogueEditId: d.id,
+        sourceKey: d.sourceKey,
+        words: d.sourceTranscript.segments.flatMap((s) =>
+          s.words.map((w) => ({ id: w.id, text: w.text, startMs: w.startMs, endMs: w.endMs })),
+        ),
+        edits: d.edits,
+        voiceProfile: d.voiceProfile,
+      };
+    },
+
+    async run(input, ctx) {
+      const dir = await makeTempDir('dialogue-', ctx.tempRoot);
+      try {
+        const source = join(dir, 'source');
+        await ctx.files.download(input.sourceKey, source, ctx.signal);
+        const probe = await probeMedia(source);
+        if (!probe.audio)
+          throw new JobFailure(
+            { code: 'NO_AUDIO_TRACK', message: 'The source has no audio track.' },
+            'permanent',
+          );
+        // The source's own sound at its own rate: what stays untouched outside the slots.
+        const wav = join(dir, 'source.wav');
+        await runFfmpeg(['-i', source, '-map', '0:a:0', '-vn', '-ac', '1', '-c:a', 'pcm_s16le', wav], {
+          signal: ctx.signal,
+        });
+        ctx.progress(10);
+        const preview = await buildPreview({
+          sourceWav: wav,
+          words: input.words,
+          edits: input.edits,
+          voice: input.voiceProfile ? { profile: input.voiceProfile } : null,
+          workDir: dir,
+          signal: ctx.signal,
+        });
+        ctx.progress(90);
+        const previewKey = await ctx.files.upload('preview.wav', preview.previewWav, 'audio/wav');
+        return {
+          previewKey,
+          previewDurationMs: preview.previewDurationMs,
+          outcome: {
+            resultWords: preview.resultWords,
+            slots: preview.slots,
+            partial: preview.partial,
+            reused: preview.reused,
+          },
+          voiceProfile: preview.voiceProfile ?? input.voiceProfile,
+        };
+      } finally {
+        await removeTempDir(dir);
+      }
+    },
+
+    classify(err) {
+      if (err instanceof EditTooLongError)
+        return new JobFailure(
+          {
+            code: 'EDIT_TOO_LONG',
+            message: err.message,
+            details: { spanText: err.spanText, wordIds: err.wordIds },
+          },
+          'permanent',
+          err,
+        );
+      return null;
+    },
+
+    async onClaimed(trx, job) {
+      await store.dialogueEdits.mark(trx, job.subjectId, 'PROCESSING', new Date().toISOString());
+    },
+
+    async onRequeued(trx, job) {
+      await store.dialogueEdits.mark(trx, job.subjectId, 'PENDING', new Date().toISOString());
+    },
+
+    async onSettled(trx, job, outcome) {
+      const now = new Date().toISOString();
+      if (outcome.status === 'completed') {
+        const r = outcome.result;
+        await store.dialogueEdits.finish(trx, job.subjectId, now, {
+          status: r.outcome.partial ? 'COMPLETED_PARTIAL' : 'COMPLETED',
+          previewKey: r.previewKey,
+          previewDurationMs: r.previewDurationMs,
+          result: r.outcome,
+          voiceProfile: r.voiceProfile,
+        });
+        return;
+      }
+      const e = previewError(outcome.error);
+      await store.dialogueEdits.finish(trx, job.subjectId, now, {
+        status: 'FAILED',
+        errorCode: e.code,
+        errorMessage: e.message,
+        errorDetails: e.details ?? null,
+      });
+    },
+  };
+}

@@ -99,7 +99,7 @@ export async function buildPreview(input: PreviewInput): Promise<PreviewResult> 
       const cutA = quietestCut(
         pcm.samples,
         spanStart,
-        Math.max(prevEnd - inward, floor, spanStart - search),
+        Math.max(prevEnd, floor, spanStart - search),
         spanStart + inward,
         quiet,
       );
@@ -107,7 +107,7 @@ export async function buildPreview(input: PreviewInput): Promise<PreviewResult> 
         pcm.samples,
         spanEnd,
         spanEnd - inward,
-        Math.min(nextStart + inward, spanEnd + search),
+        Math.min(nextStart, spanEnd + search),
         quiet,
       );
       const rep = await buildReplacement(ctx, r.first, r.edit, String(r.index));

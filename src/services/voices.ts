@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Store } from '../store/index.js';
-import type { AssetRecord } from '../store/assets.js';
 import type { VoiceRecord } from '../store/voices.js';
 import type { BlobStore } from '../storage/blob-store.js';
 import type { AuthContext } from './api-keys.js';

@@ -86,6 +86,14 @@ export function apiError(what: string, r: { status: number; json: any; text: str
 
 /** Uploads a local file as an asset (POST /v2/assets/upload); returns the asset's id. */
 export async function uploadFile(api: Api, path: string): Promise<string> {
+  return (await uploadAsset(api, path)).id;
+}
+
+/** Uploads a local file as an asset; its id, its type as the server detected it, and its signed URL. */
+export async function uploadAsset(
+  api: Api,
+  path: string,
+): Promise<{ id: string; type: string; url: string }> {
   let blob: Blob;
   try {
     blob = await openAsBlob(path);
@@ -96,7 +104,7 @@ export async function uploadFile(api: Api, path: string): Promise<string> {
   form.append('file', blob, basename(path));
   const r = await api('POST', '/v2/assets/upload', form);
   if (r.status !== 201) throw apiError(`uploading ${path}`, r);
-  return r.json.id as string;
+  return { id: r.json.id as string, type: String(r.json.type), url: String(r.json.url ?? '') };
 }
 
 /** Streams a (signed) URL to a file. The URL is never part of the message: it grants access. */
@@ -116,3 +124,26 @@ export async function download(url: string, out: string, what: string): Promise<
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Seconds from a Retry-After header (delta or HTTP date), bounded so a bad header cannot hang us. */
+export function retryAfterSeconds(h: string | null, fallback: number): number {
+  if (!h) return fallback;
+  const n = Number(h);
+  const s = Number.isFinite(n) ? n : (Date.parse(h) - Date.now()) / 1000;
+  return Number.isFinite(s) ? Math.min(60, Math.max(0.2, s)) : fallback;
+}
+
+/** Status of a long step on stderr: redrawn in place on a terminal, a line per change otherwise. */
+export class StatusLine {
+  private last = '';
+  constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {}
+  update(text: string): void {
+    if (this.stream.isTTY) this.stream.write(`\r${text}\x1b[K`);
+    else if (text !== this.last) this.stream.write(`${text}\n`);
+    this.last = text;
+  }
+  done(): void {
+    if (this.stream.isTTY && this.last) this.stream.write('\n');
+    this.last = '';
+  }
+}

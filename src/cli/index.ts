@@ -11,6 +11,7 @@ import { start } from '../main.js';
 import { generate, ProgressBar, qualityText } from './generate.js';
 import { ClientError, serverUrl } from './http.js';
 import { registerSpeechCommands } from './speech.js';
+import { registerDialogueCommands } from './dialogue.js';
 
 class CliExit extends Error {
   constructor(readonly code: number) {
@@ -478,6 +479,7 @@ export function buildProgram(): Command {
     });
 
   registerSpeechCommands(program, org, { print, withServices });
+  registerDialogueCommands(program, print);
 
   return program;
 }

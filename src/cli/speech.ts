@@ -13,8 +13,10 @@ import {
   client,
   ClientError,
   download,
+  retryAfterSeconds,
   serverUrl,
   sleep,
+  StatusLine,
   uploadFile,
   usageError,
   type Api,
@@ -53,28 +55,6 @@ function setting(name: string, v: number | undefined, min: number, max: number):
   if (!(Number.isFinite(v) && v >= min && v <= max))
     throw usageError(`--${name} must be a number from ${min} to ${max}`);
   return v;
-}
-
-/** Seconds from a Retry-After header (delta or HTTP date), bounded so a bad header cannot hang us. */
-function retryAfterSeconds(h: string | null, fallback: number): number {
-  if (!h) return fallback;
-  const n = Number(h);
-  const s = Number.isFinite(n) ? n : (Date.parse(h) - Date.now()) / 1000;
-  return Number.isFinite(s) ? Math.min(60, Math.max(0.2, s)) : fallback;
-}
-
-/** Status changes of an asynchronous job on stderr: redrawn in place on a terminal, lines otherwise. */
-class StatusLine {
-  private last = '';
-  constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {}
-  update(text: string): void {
-    if (this.stream.isTTY) this.stream.write(`\r${text}\x1b[K`);
-    else if (text !== this.last) this.stream.write(`${text}\n`);
-    this.last = text;
-  }
-  done(): void {
-    if (this.stream.isTTY && this.last) this.stream.write('\n');
-  }
 }
 
 interface TtsOpts extends ApiOpts {

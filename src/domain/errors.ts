@@ -227,6 +227,18 @@ export const ERRORS = {
     'Dialogue edits through the API work only on the whole video.',
     'Leave startMs and endMs unset.',
   ),
+  dialogue_edit_not_ready: entry(
+    'dialogue_edit_not_ready',
+    422,
+    'The dialogue edit has no finished preview to render.',
+    'Wait until the dialogue edit is COMPLETED or COMPLETED_PARTIAL (GET /v2/dialogue-edits/{id}), then render it.',
+  ),
+  dialogue_edit_source_mismatch: entry(
+    'dialogue_edit_source_mismatch',
+    422,
+    'The video input is not the source the dialogue edit was made from.',
+    "Send the dialogue edit's sourceVideoUrl (or the assetId of that upload) as the video input.",
+  ),
   dialogue_edit_removal_too_large: entry(
     'dialogue_edit_removal_too_large',
     422,
@@ -502,6 +514,8 @@ export interface AppErrorExtras {
   retryAfter?: number;
   headers?: Record<string, string>;
   details?: Record<string, unknown>;
+  /** The preview slot a dialogue-edit render refused (spec rule 6: dialogue_edit_removal_too_large). */
+  dialogueEditSection?: { slotIndex: number; sourceStartMs: number; sourceDurationMs: number };
   /** What went wrong underneath, for the log only (never sent to the client). */
   cause?: unknown;
 }

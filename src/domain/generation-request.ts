@@ -3,6 +3,7 @@
 import { AppError } from './errors.js';
 import { findModel } from './models.js';
 import { normaliseTtsRequest, type TtsRequest } from './tts.js';
+import type { DialogueRender } from './dialogue-render.js';
 
 export const SYNC_MODES = ['bounce', 'loop', 'cut_off', 'silence', 'remap'] as const;
 export type SyncMode = (typeof SYNC_MODES)[number];
@@ -85,6 +86,11 @@ export interface NormalisedRequest {
   webhookUrl: string | null;
   outputFileName: string | null;
   projectId: string | null;
+  /**
+   * Rendering a dialogue-edit preview: `id` from the request; the rest filled in by the service once
+   * the preview is found (its WAV then is the audio input).
+   */
+  dialogueEdit?: ({ id: string } & Partial<Omit<DialogueRender, 'id'>>) | null;
 }
 
 function bad(field: string, message: string): never {
@@ -304,12 +310,7 @@ export function normaliseGenerationRequest(body: GenerationRequestBody): Normali
       field: 'model',
       message: `Model ${JSON.stringify(body.model)} is not supported.`,
     });
-  if (body.dialogueEdit !== undefined && body.dialogueEdit !== null) {
-    throw new AppError('generation_feature_unavailable', {
-      field: 'dialogueEdit',
-      message: 'Rendering dialogue edits is not available on this server yet.',
-    });
-  }
+  if (body.dialogueEdit !== undefined && body.dialogueEdit !== null) return dialogueRequest(body, model.id);
   if (body.dubParams !== undefined && body.dubParams !== null) {
     throw new AppError('generation_feature_unavailable', {
       field: 'dubParams',
@@ -374,6 +375,20 @@ export function normaliseGenerationRequest(body: GenerationRequestBody): Normali
   const segments = normaliseSegments(body, a, video, videoItem);
   if (image && segments.length > 0) segErr('segments', 'segments need a video input');
 
+  return {
+    model: model.id,
+    video,
+    image,
+    audio: a,
+    text,
+    options: normaliseOptions(body.options, model.id),
+    segments,
+    ...commonFields(body),
+    dialogueEdit: null,
+  };
+}
+
+function commonFields(body: GenerationRequestBody) {
   const fileName = body.outputFileName?.trim() || null;
   if (fileName !== null && (fileName.length > 200 || /[/\\\0]/.test(fileName))) {
     bad('outputFileName', 'outputFileName must be a plain file name of at most 200 characters');
@@ -386,16 +401,40 @@ export function normaliseGenerationRequest(body: GenerationRequestBody): Normali
       bad('webhookUrl', 'webhookUrl must be an http or https URL');
     }
   }
+  return { webhookUrl: body.webhookUrl || null, outputFileName: fileName, projectId: body.projectId || null };
+}
+
+/**
+ * Spec rule 1: with dialogueEdit, exactly one video input from the edit's source and nothing else that
+ * drives or places audio (the preview is the audio; its slots are the segments).
+ */
+function dialogueRequest(body: GenerationRequestBody, model: string): NormalisedRequest {
+  const d = body.dialogueEdit as { id?: unknown };
+  if (typeof d !== 'object' || Array.isArray(d) || typeof d.id !== 'string' || d.id === '')
+    bad('dialogueEdit.id', 'dialogueEdit must be {"id": "<dialogue edit id>"}');
+  if (body.dubParams !== undefined && body.dubParams !== null)
+    bad('dubParams', 'dubParams cannot be combined with dialogueEdit');
+  if (Array.isArray(body.segments) && body.segments.length > 0)
+    bad('segments', 'segments cannot be combined with dialogueEdit: the preview places the new speech');
+  const items = body.input ?? [];
+  if (!Array.isArray(items) || items.length === 0)
+    bad('input', 'with dialogueEdit, input needs exactly one video input (url or assetId)');
+  items.forEach((item, i) => {
+    if (item.type !== 'video')
+      bad(`input[${i}]`, 'with dialogueEdit, send only the video input: the preview is the audio');
+    if (i > 0) bad(`input[${i}]`, 'with dialogueEdit, send exactly one video input');
+    if (item.segments_secs !== undefined || item.segments_frames !== undefined)
+      bad(`input[${i}]`, 'segments cannot be combined with dialogueEdit');
+  });
   return {
-    model: model.id,
-    video,
-    image,
-    audio: a,
-    text,
-    options: normaliseOptions(body.options, model.id),
-    segments,
-    webhookUrl: body.webhookUrl || null,
-    outputFileName: fileName,
-    projectId: body.projectId || null,
+    model,
+    video: mediaRef(items[0], 0),
+    image: null,
+    audio: { field: 'dialogueEdit' },
+    text: null,
+    options: normaliseOptions(body.options, model),
+    segments: [],
+    ...commonFields(body),
+    dialogueEdit: { id: d.id as string },
   };
 }

@@ -33,6 +33,7 @@ export function appErrorBody(err: AppError): ErrorBody {
   if (err.extras.generationId) body.generationId = err.extras.generationId;
   if (err.extras.retryAfter !== undefined) body.retryAfter = err.extras.retryAfter;
   if (err.extras.details) Object.assign(body, err.extras.details);
+  if (err.extras.dialogueEditSection) body.dialogueEditSection = err.extras.dialogueEditSection;
   return body;
 }
 

@@ -21,6 +21,8 @@ import { conformedScene } from '../media/scene.js';
 import { wantsSpeakerScan } from '../engines/engine.js';
 import { toConformSegments } from './segments.js';
 import { phonemesInOutputTime } from './timeline.js';
+import { renderEditedVideo } from './dialogue-render.js';
+import { activeSpansOf, type DialogueRender } from '../domain/dialogue-render.js';
 
 /** Everything a generation run needs, made on the server when the job is claimed. */
 export interface GenerationRunInput {
@@ -47,7 +49,8 @@ export async function runGeneration(
   engines: EngineRegistry,
 ): Promise<GenerationResult> {
   const req = input.request;
-  const visual = input.visual;
+  let visual = input.visual;
+  const edit = req.dialogueEdit?.previewKey ? (req.dialogueEdit as DialogueRender) : null;
   const format = req.options.outputFormat;
   const binding = engines.for(input.model);
   const contentType = contentTypeFor(format, 'VIDEO');
@@ -55,13 +58,21 @@ export async function runGeneration(
   return withTempDir(
     'lipsync-job',
     async (dir) => {
-      const visualPath = join(dir, 'visual');
+      let visualPath = join(dir, 'visual');
       const audioPath = join(dir, 'audio');
       await Promise.all([
         ctx.files.download(visual.blobKey, visualPath, ctx.signal),
         ctx.files.download(input.audio.blobKey, audioPath, ctx.signal),
       ]);
       ctx.progress(2);
+      if (edit) {
+        // A dialogue edit: the picture retimed onto the preview's clock; then the normal path.
+        const edited = await renderEditedVideo({ path: visualPath, probe: visual.probe }, edit, dir, {
+          signal: ctx.signal,
+        });
+        visualPath = edited.path;
+        visual = { ...visual, probe: edited.probe };
+      }
       const prepared = await prepareConform(
         {
           visual: { path: visualPath, probe: visual.probe },
@@ -103,9 +114,12 @@ export async function runGeneration(
           fps: plan.fps,
           frameCount: plan.frameCount,
           audioPath: prepared.audioPath,
-          activeSpans: plan.segments.length
-            ? plan.segments.map((s) => ({ start: s.startTime, end: s.endTime }))
-            : null,
+          // A dialogue edit redraws only its slots: elsewhere the frames pass through untouched.
+          activeSpans: edit
+            ? activeSpansOf(edit.slots, plan.durationSeconds * 1000)
+            : plan.segments.length
+              ? plan.segments.map((s) => ({ start: s.startTime, end: s.endTime }))
+              : null,
           phonemes: input.audio.timeline ? phonemesInOutputTime(input.audio.timeline.phonemes, plan) : null,
           options: req.options,
           settings: binding.settings,

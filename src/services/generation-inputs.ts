@@ -60,12 +60,14 @@ export function conformInput(
   audioSeconds: number,
 ): ConformPlanInput {
   const v = visual.video as NonNullable<MediaProbe['video']>;
+  // A dialogue-edit render's picture is retimed onto the preview's clock before conform.
+  const previewMs = req.dialogueEdit?.previewDurationMs;
   return {
     visual: req.image
       ? { kind: 'image', width: v.width, height: v.height }
       : {
           kind: 'video',
-          durationSeconds: visual.durationSeconds as number,
+          durationSeconds: previewMs ? previewMs / 1000 : (visual.durationSeconds as number),
           fps: v.fps,
           width: v.width,
           height: v.height,
@@ -103,6 +105,18 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
 
   async function timelineOf(org: Organization, assetId: string): Promise<SpeechTimeline | undefined> {
     return ((await assets.timeline(org.id, assetId)) as SpeechTimeline | null) ?? undefined;
+  }
+
+  /** A dialogue edit's preview WAV: ours already, kept by the preview (never removed on refusal). */
+  async function previewAudio(key: string): Promise<ResolvedMedia> {
+    const probe = await withDownload(key, (path) => probeMedia(path)).catch((e: unknown) => {
+      throw new AppError('dialogue_edit_not_ready', {
+        field: 'dialogueEdit.id',
+        message: 'The preview audio of the dialogue edit could not be read.',
+        cause: e,
+      });
+    });
+    return { blobKey: key, source: 'asset', probe };
   }
 
   async function one(
@@ -197,10 +211,11 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
     opts: { keep?: boolean } = {},
   ): Promise<ResolvedInputs> => {
     const keep = opts.keep ?? true;
+    const preview = req.dialogueEdit?.previewKey;
     // Both inputs are fetched and probed at once; the visual input's error is reported first.
     const [v, a] = await Promise.allSettled([
       req.video ? one(org, req.video, 'video', keep) : one(org, req.image as MediaRef, 'image', keep),
-      one(org, req.audio, 'audio', keep),
+      preview ? previewAudio(preview) : one(org, req.audio, 'audio', keep),
     ]);
     if (v.status === 'rejected') throw v.reason;
     if (a.status === 'rejected') throw a.reason;

@@ -17,6 +17,7 @@ import { CommitOutcomeUnknown, type IdempotencyClaim, type IdempotencyService } 
 import { formFingerprintPayload, withUploadedAssets, type UploadedForm } from './generation-uploads.js';
 import type { ResolvedMedia } from './generation-inputs.js';
 import { generationView } from './generation-view.js';
+import { attachDialogueEdit } from './dialogue-render.js';
 import type { SpeechService } from './speech.js';
 import { AppError } from '../domain/errors.js';
 import {
@@ -100,7 +101,14 @@ export class GenerationService {
 
   async create(auth: AuthContext, body: GenerationRequestBody, opts: CreateOptions): Promise<CreateResult> {
     const org = auth.organization;
-    normaliseGenerationRequest(body); // 400s before the key is claimed
+    const parsed = normaliseGenerationRequest(body); // 400s before the key is claimed
+    const file = opts.upload?.files[0];
+    if (parsed.dialogueEdit && file)
+      throw new AppError('invalid_request', {
+        field: file.fieldName,
+        message:
+          'Uploaded files cannot be combined with dialogueEdit: send the source video by url or assetId.',
+      });
     const fp = fingerprint(opts.upload ? await formFingerprintPayload(body, opts.upload) : body);
     const r = await this.deps.idempotency.run({
       organizationId: org.id,
@@ -131,7 +139,7 @@ export class GenerationService {
     await this.deps.admission.assertOpen();
     // Cheap refusals first: nothing is fetched or stored for a request refused here.
     await this.checkConcurrency(org, await this.store.generations.countActive(org.id));
-    let req = normaliseGenerationRequest(body);
+    let req = await attachDialogueEdit(this.deps, org, normaliseGenerationRequest(body));
     if (
       req.projectId &&
       !(isUuid(req.projectId) && (await this.store.projects.find(org.id, req.projectId)))
@@ -260,13 +268,7 @@ export class GenerationService {
       model: req.model,
       status: 'PENDING',
       source,
-      input: [req.video ?? req.image, req.audio].map((r, i) => ({
-        type: i === 1 ? (req.text ? 'text' : 'audio') : req.video ? 'video' : 'image',
-        ...(i === 1 && req.text ? { provider: req.text.provider } : {}),
-        ...(r?.url ? { url: r.url } : {}),
-        ...(r?.assetId ? { assetId: r.assetId } : {}),
-        ...(r?.refId ? { refId: r.refId } : {}),
-      })),
+      input: inputItems(req),
       resolvedInput: { ...inputs.resolved, request: req },
       options: optionsView(req),
       segments: req.segments.length ? clientSegments(req) : null,
@@ -477,7 +479,8 @@ export class GenerationService {
    * are probed (nothing stored, nothing created) and priced at the output's length and frame rate.
    */
   async analyzeCost(org: Organization, body: GenerationRequestBody): Promise<Estimate> {
-    const req = normaliseGenerationRequest(body);
+    // A dialogue edit is quoted at its preview's length, with the same refusals as the render.
+    const req = await attachDialogueEdit(this.deps, org, normaliseGenerationRequest(body));
     if (req.text)
       throw new AppError('cost_estimate_unavailable', {
         field: req.text.field,
@@ -510,6 +513,20 @@ export class GenerationService {
 export function downloadName(g: GenerationRecord, requested?: string): string {
   const base = (requested ?? g.outputFileName ?? `generation-${g.id}`).replace(/\.[A-Za-z0-9]{1,5}$/, '');
   return `${base}.${g.outputFormat}`;
+}
+
+/** The inputs as the client sent them; a dialogue-edit render shows its video and the edit's id. */
+function inputItems(req: NormalisedRequest): Record<string, unknown>[] {
+  const refs = req.dialogueEdit ? [req.video] : [req.video ?? req.image, req.audio];
+  const items: Record<string, unknown>[] = refs.map((r, i) => ({
+    type: i === 1 ? (req.text ? 'text' : 'audio') : req.video ? 'video' : 'image',
+    ...(i === 1 && req.text ? { provider: req.text.provider } : {}),
+    ...(r?.url ? { url: r.url } : {}),
+    ...(r?.assetId ? { assetId: r.assetId } : {}),
+    ...(r?.refId ? { refId: r.refId } : {}),
+  }));
+  if (req.dialogueEdit) items.push({ type: 'dialogueEdit', dialogueEdit: { id: req.dialogueEdit.id } });
+  return items;
 }
 
 function optionsView(req: NormalisedRequest): Record<string, unknown> {

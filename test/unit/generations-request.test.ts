@@ -76,7 +76,7 @@ describe('models and inputs', () => {
     }
   });
 
-  test('text inputs follow the TTS rules; dialogueEdit and dubParams are 422 generation_feature_unavailable', () => {
+  test('text inputs follow the TTS rules; dubParams are 422 generation_feature_unavailable; dialogueEdit rule 1', () => {
     throwsApp(
       () =>
         normaliseGenerationRequest(body({ input: [VIDEO, { type: 'text', provider: { script: 'Hello' } }] })),
@@ -104,12 +104,26 @@ describe('models and inputs', () => {
     assert.equal(ok.text?.request.script, 'Hi.');
     assert.equal(ok.text?.request.provider, 'local');
     assert.equal(ok.audio.refId, 'r');
-    throwsApp(
-      () => normaliseGenerationRequest(body({ input: [VIDEO], dialogueEdit: { id: 'x' } })),
-      'generation_feature_unavailable',
-      422,
-      'dialogueEdit',
-    );
+    // Rule 1: with dialogueEdit exactly one video input, no audio, segments or dubParams.
+    const edit = normaliseGenerationRequest(body({ input: [VIDEO], dialogueEdit: { id: 'x' } }));
+    assert.deepEqual(edit.dialogueEdit, { id: 'x' });
+    assert.equal(edit.video?.url, VIDEO.url);
+    const refused: [Partial<GenerationRequestBody>, string][] = [
+      [{ input: [VIDEO, AUDIO] }, 'input[1]'],
+      [{ input: [AUDIO] }, 'input[0]'],
+      [{ input: [] }, 'input'],
+      [{ input: [VIDEO], segments: [[0, 1]] }, 'segments'],
+      [{ input: [{ ...VIDEO, segments_secs: [[0, 1]] }] }, 'input[0]'],
+      [{ input: [VIDEO], dubParams: { targetLang: 'de' } }, 'dubParams'],
+      [{ input: [VIDEO], dialogueEdit: {} }, 'dialogueEdit.id'],
+    ];
+    for (const [over, field] of refused)
+      throwsApp(
+        () => normaliseGenerationRequest(body({ dialogueEdit: { id: 'x' }, ...over })),
+        'invalid_request',
+        400,
+        field,
+      );
     throwsApp(
       () => normaliseGenerationRequest(body({ dubParams: { language: 'de' } })),
       'generation_feature_unavailable',

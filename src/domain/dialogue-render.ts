@@ -1,0 +1,82 @@
+// Rendering a dialogue-edit preview into video (POST /v2/generate with dialogueEdit): which previews can
+// be rendered and which spans the engine redraws. Pure: the service looks the preview up, this decides.
+import { AppError } from './errors.js';
+import { SECTION_EXPANSION_FLAG, SEGMENT_LIPSYNC_FLAG } from './dialogue-edits.js';
+
+/** A preview slot as the dialogue_edit job stored it (ms; output = the preview's clock). */
+export interface RenderSlot {
+  kind: 'change' | 'remove';
+  outputStartMs: number;
+  outputDurationMs: number;
+  sourceStartMs: number;
+  sourceDurationMs: number;
+}
+
+/** What a generation keeps of its preview (in the stored request), so the job needs no lookup. */
+export interface DialogueRender {
+  id: string;
+  previewKey: string;
+  previewDurationMs: number;
+  sourceKey: string;
+  slots: RenderSlot[];
+}
+
+/**
+ * The most picture a removal may drop from one slot. Dropping frames makes the head jump from where it
+ * was to where it will be; within about two thirds of a second (a blink and a short head turn at
+ * talking pace) the gap reads as a quick movement at 25-30 fps, beyond it as a jump cut. A preview
+ * keeps a breath-length pause (200 ms) of every removal, so one removed phrase of up to ~0.9 s of
+ * speech and silence passes.
+ */
+export const MAX_REMOVAL_DROP_MS = 700;
+
+/** Around each slot the engine also redraws this much, so the mouth eases in and out of new speech. */
+export const SLOT_MARGIN_MS = 80;
+
+/** Rule 6: rendering retimes sections, which needs both rollout flags. */
+export function assertRetimeAllowed(flags: readonly string[]): void {
+  if (!flags.includes(SEGMENT_LIPSYNC_FLAG) || !flags.includes(SECTION_EXPANSION_FLAG))
+    throw new AppError('dialogue_edit_retime_required', { field: 'dialogueEdit' });
+}
+
+/**
+ * The first removal that drops more than MAX_REMOVAL_DROP_MS of picture: 422 with its section. The
+ * rule depends only on the stored slots, so retrying the same preview fails the same way.
+ */
+export function assertRemovalsAbsorbable(slots: readonly RenderSlot[]): void {
+  slots.forEach((s, slotIndex) => {
+    const dropped = s.sourceDurationMs - s.outputDurationMs;
+    if (s.kind === 'remove' && dropped > MAX_REMOVAL_DROP_MS)
+      throw new AppError('dialogue_edit_removal_too_large', {
+        field: 'dialogueEdit',
+        message: `Slot ${slotIndex} removes ${Math.round(dropped)} ms of footage; at most ${MAX_REMOVAL_DROP_MS} ms can be absorbed without a visible jump.`,
+        dialogueEditSection: {
+          slotIndex,
+          sourceStartMs: s.sourceStartMs,
+          sourceDurationMs: s.sourceDurationMs,
+        },
+      });
+  });
+}
+
+/** The engine's active spans (seconds, output time): the slots with a margin, clamped and merged. */
+export function activeSpansOf(
+  slots: readonly RenderSlot[],
+  durationMs: number,
+  marginMs = SLOT_MARGIN_MS,
+): { start: number; end: number }[] {
+  const spans = slots
+    .map((s) => ({
+      start: Math.max(0, s.outputStartMs - marginMs),
+      end: Math.min(durationMs, s.outputStartMs + s.outputDurationMs + marginMs),
+    }))
+    .filter((s) => s.end > s.start)
+    .sort((a, b) => a.start - b.start);
+  const merged: { start: number; end: number }[] = [];
+  for (const s of spans) {
+    const last = merged[merged.length - 1];
+    if (last && s.start <= last.end) last.end = Math.max(last.end, s.end);
+    else merged.push({ ...s });
+  }
+  return merged.map((s) => ({ start: s.start / 1000, end: s.end / 1000 }));
+}

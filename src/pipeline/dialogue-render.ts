@@ -1,0 +1,41 @@
+// The step before conform in a dialogue-edit render: the source video retimed onto the preview's
+// clock (src/media/retime-plan.ts), at the source's frame rate, without audio (the preview is the
+// audio). The normal pipeline then lip-syncs only the slots.
+import { join } from 'node:path';
+import type { DialogueRender } from '../domain/dialogue-render.js';
+import type { MediaProbe } from '../media/probe.js';
+import { probeMedia } from '../media/probe.js';
+import { runFfmpeg } from '../media/ffmpeg.js';
+import { planRetime, retimeFilterGraph } from '../media/retime-plan.js';
+import { chooseFps } from '../media/conform-plan.js';
+
+export async function renderEditedVideo(
+  source: { path: string; probe: MediaProbe },
+  edit: DialogueRender,
+  dir: string,
+  opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
+): Promise<{ path: string; probe: MediaProbe }> {
+  const v = source.probe.video;
+  // The rate conform will choose for the source, so conform keeps every frame of the edited video.
+  const [fps, fpsText] = chooseFps(null, v?.fps ?? null);
+  const seconds = source.probe.durationSeconds ?? 0;
+  const plan = planRetime({
+    slots: edit.slots,
+    sourceFrames: Math.max(1, Math.round(seconds * fps)),
+    previewDurationMs: edit.previewDurationMs,
+    fps,
+  });
+  const out = join(dir, 'edited.mkv');
+  // Lossless intermediate: the picture outside the slots must reach the engine as the source's.
+  await runFfmpeg(
+    [
+      ...['-i', source.path, '-filter_complex', retimeFilterGraph(plan, fpsText), '-map', '[v]'],
+      ...['-an', '-frames:v', String(plan.frameCount), '-c:v', 'ffv1', '-r', fpsText, out],
+    ],
+    {
+      signal: opts.signal,
+      onProgress: (s) => opts.onProgress?.(Math.min(1, (s * 1000) / edit.previewDurationMs)),
+    },
+  );
+  return { path: out, probe: await probeMedia(out) };
+}

@@ -22,13 +22,13 @@ export interface DialogueRender {
 }
 
 /**
- * The most picture a removal may drop from one slot. Dropping frames makes the head jump from where it
- * was to where it will be; within about two thirds of a second (a blink and a short head turn at
- * talking pace) the gap reads as a quick movement at 25-30 fps, beyond it as a jump cut. A preview
- * keeps a breath-length pause (200 ms) of every removal, so one removed phrase of up to ~0.9 s of
- * speech and silence passes.
+ * The most picture a removal may drop from one slot. Dropped frames make the head jump from where it was
+ * to where it will be. Between gestures a talking head holds its pose for a second or two, so within
+ * about 1.2 s the jump is a small shift that reads as a quick movement; beyond it the cut is likely to
+ * land mid-gesture and reads as a jump cut. With the 200 ms breath a preview keeps, this lets a filler
+ * or a short phrase of two or three words go, and refuses dropping a clause.
  */
-export const MAX_REMOVAL_DROP_MS = 700;
+export const MAX_REMOVAL_DROP_MS = 1200;
 
 /** Around each slot the engine also redraws this much, so the mouth eases in and out of new speech. */
 export const SLOT_MARGIN_MS = 80;

@@ -1,6 +1,5 @@
-// Use cases for generations: create (idempotent, admitted by plan concurrency and the plan's work
-// budget), get/wait, list, delete, download URL, estimates, cancel, and the views clients receive.
-import { randomUUID } from 'node:crypto';
+// Use cases for generations: create (admission: generation-admission.ts), get/wait, list, delete,
+// download URL, estimates, cancel, and the views clients receive.
 import type { Config } from '../config.js';
 import type { Store } from '../store/index.js';
 import type { GenerationRecord } from '../store/generations.js';
@@ -13,10 +12,11 @@ import type { AssetService } from './assets.js';
 import type { EventBus } from '../jobs/event-bus.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { GENERATION_KIND } from '../handlers/generation.js';
-import { CommitOutcomeUnknown, type IdempotencyClaim, type IdempotencyService } from './idempotency.js';
-import { formFingerprintPayload, withUploadedAssets, type UploadedForm } from './generation-uploads.js';
+import type { IdempotencyService } from './idempotency.js';
+import type { UploadedForm } from './generation-uploads.js';
 import type { ResolvedMedia } from './generation-inputs.js';
 import { generationView } from './generation-view.js';
+import { GenerationAdmission } from './generation-admission.js';
 import { attachDialogueEdit } from './dialogue-render.js';
 import type { SpeechService } from './speech.js';
 import { AppError } from '../domain/errors.js';
@@ -25,14 +25,11 @@ import {
   type GenerationRequestBody,
   type NormalisedRequest,
 } from '../domain/generation-request.js';
-import { fingerprint } from '../domain/idempotency.js';
 import { JOB_CANCELED } from '../domain/jobs.js';
-import { checkWorkBudget, deliverableKey, PLAN_LIMITS } from '../domain/plans.js';
+import { deliverableKey } from '../domain/plans.js';
 import { downloadDecision, endsWait, isStatus } from '../domain/generation-status.js';
 import { estimateCost, type Estimate, type PriceTable } from '../domain/pricing.js';
 import { isUuid } from '../domain/ids.js';
-
-const SCOPE = 'generate';
 
 export interface ResolvedInputs {
   /** What the job needs: blob keys and probes per role (video/image/audio). */
@@ -86,236 +83,19 @@ export interface GenerationServiceDeps {
   readonly speech: SpeechService;
 }
 
-/** What a request stored before it was refused (removed again, so nothing is orphaned). */
-interface Stored {
-  assetIds: string[];
-  inputs: ResolvedInputs | null;
-}
-
 export class GenerationService {
   private readonly store: Store;
 
+  private readonly admission: GenerationAdmission;
+
   constructor(private readonly deps: GenerationServiceDeps) {
     this.store = deps.store;
+    this.admission = new GenerationAdmission(deps);
   }
 
-  async create(auth: AuthContext, body: GenerationRequestBody, opts: CreateOptions): Promise<CreateResult> {
-    const org = auth.organization;
-    const parsed = normaliseGenerationRequest(body); // 400s before the key is claimed
-    const file = opts.upload?.files[0];
-    if (parsed.dialogueEdit && file)
-      throw new AppError('invalid_request', {
-        field: file.fieldName,
-        message:
-          'Uploaded files cannot be combined with dialogueEdit: send the source video by url or assetId.',
-      });
-    const fp = fingerprint(opts.upload ? await formFingerprintPayload(body, opts.upload) : body);
-    const r = await this.deps.idempotency.run({
-      organizationId: org.id,
-      scope: SCOPE,
-      key: opts.idempotencyKey,
-      fingerprint: fp,
-      load: async (id) => {
-        const g = await this.store.generations.findAny(id);
-        return g && !g.deletedAt ? g : null;
-      },
-      describe: (id) => (id ? { generationId: id } : {}),
-      create: (claim) => this.admit(auth, body, opts, claim),
-    });
-    return { generation: r.value, replayed: r.replayed };
-  }
-
-  private async checkConcurrency(org: Organization, active: number): Promise<void> {
-    this.deps.admission.assertCapacity(org, active);
-  }
-
-  private async admit(
-    auth: AuthContext,
-    body: GenerationRequestBody,
-    opts: CreateOptions,
-    claim: IdempotencyClaim | null,
-  ): Promise<GenerationRecord> {
-    const org = auth.organization;
-    await this.deps.admission.assertOpen();
-    // Cheap refusals first: nothing is fetched or stored for a request refused here.
-    await this.checkConcurrency(org, await this.store.generations.countActive(org.id));
-    let req = await attachDialogueEdit(this.deps, org, normaliseGenerationRequest(body));
-    if (
-      req.projectId &&
-      !(isUuid(req.projectId) && (await this.store.projects.find(org.id, req.projectId)))
-    ) {
-      throw new AppError('project_not_found', { status: 422, field: 'projectId' });
-    }
-    if (req.webhookUrl) await this.deps.checkWebhookUrl(req.webhookUrl, 'webhookUrl');
-    checkWorkBudget(org.plan, {
-      width: req.options.outputResolution?.[0],
-      height: req.options.outputResolution?.[1],
-    });
-
-    const stored: Stored = { assetIds: [], inputs: null };
-    let committed = false;
-    try {
-      if (opts.upload) req = await this.saveUploads(auth, body, opts.upload, stored);
-      if (req.text) req = await this.synthesizeText(auth, req, stored, claim !== null);
-      stored.inputs = await this.deps.resolveInputs(org, req);
-      const g = await this.insert(auth, req, stored.inputs, opts.source ?? 'api', claim);
-      committed = true;
-      return g;
-    } catch (err) {
-      // A commit of unknown outcome may have stored the generation: its inputs must stay.
-      if (!committed && !(err instanceof CommitOutcomeUnknown)) await this.discard(org.id, stored);
-      throw err;
-    }
-  }
-
-  /**
-   * Rules 4-5: the text is spoken now, stored as a TTS asset (with its phoneme timeline) and used as
-   * the audio input. A keyed request whose provider timed out cannot know whether the provider did
-   * the work: 503 IDEMPOTENCY_OUTCOME_UNKNOWN (the key is released; retry with the same key).
-   */
-  private async synthesizeText(
-    auth: AuthContext,
-    req: NormalisedRequest,
-    stored: Stored,
-    keyed: boolean,
-  ): Promise<NormalisedRequest> {
-    const text = req.text as NonNullable<NormalisedRequest['text']>;
-    try {
-      const r = await this.deps.speech.synthesizeToAsset(auth.organization, auth.key.id, text.request, {
-        prefix: `${text.field}.provider.`,
-      });
-      stored.assetIds.push(r.asset.id);
-      return { ...req, audio: { ...req.audio, assetId: r.asset.id } };
-    } catch (err) {
-      if (
-        keyed &&
-        err instanceof AppError &&
-        err.code === 'provider_service_unavailable' &&
-        err.status === 504
-      )
-        throw new AppError('IDEMPOTENCY_OUTCOME_UNKNOWN', {
-          message: 'The voice provider did not answer in time; the outcome of the synthesis is unknown.',
-          suggestion: 'Retry with the same Idempotency-Key and payload after Retry-After.',
-          headers: { 'Retry-After': '5' },
-          cause: err,
-        });
-      throw err;
-    }
-  }
-
-  /** Rule 2: each uploaded file becomes an asset, passed by assetId. */
-  private async saveUploads(
-    auth: AuthContext,
-    body: GenerationRequestBody,
-    form: UploadedForm,
-    stored: Stored,
-  ): Promise<NormalisedRequest> {
-    const ids: Record<string, string> = {};
-    for (const f of form.files) {
-      const a = await this.deps.assets.upload({
-        organization: auth.organization,
-        keyId: auth.key.id,
-        path: f.path,
-        size: f.size,
-        fileName: f.fileName,
-      });
-      stored.assetIds.push(a.id);
-      ids[f.fieldName] = a.id;
-    }
-    return normaliseGenerationRequest(withUploadedAssets(body, ids));
-  }
-
-  private async discard(organizationId: string, stored: Stored): Promise<void> {
-    for (const m of Object.values(stored.inputs?.resolved ?? {})) {
-      if (m.source === 'url' && m.blobKey) await this.deps.blobs.delete(m.blobKey).catch(() => undefined);
-    }
-    for (const id of stored.assetIds)
-      await this.deps.assets.delete(organizationId, id).catch(() => undefined);
-  }
-
-  private async insert(
-    auth: AuthContext,
-    req: NormalisedRequest,
-    inputs: ResolvedInputs,
-    source: string,
-    claim: IdempotencyClaim | null,
-  ): Promise<GenerationRecord> {
-    const org = auth.organization;
-    const limits = PLAN_LIMITS[org.plan];
-    if (inputs.maxFileBytes > limits.maxFileBytes) {
-      throw new AppError('file_size_exceeds_plan_limit', {
-        message: `A file is ${inputs.maxFileBytes} bytes; the ${org.plan} plan allows ${limits.maxFileBytes}.`,
-      });
-    }
-    if (inputs.outputSeconds > limits.maxDurationSeconds) {
-      throw new AppError('generation_plan_duration_exceeded', {
-        message: `The output would last ${inputs.outputSeconds.toFixed(1)} s; the ${org.plan} plan allows ${limits.maxDurationSeconds} s.`,
-      });
-    }
-    checkWorkBudget(org.plan, {
-      width: inputs.width,
-      height: inputs.height,
-      fps: inputs.fps,
-      seconds: inputs.outputSeconds,
-    });
-
-    const now = new Date().toISOString();
-    const g: GenerationRecord = {
-      id: randomUUID(),
-      organizationId: org.id,
-      projectId: req.projectId,
-      apiKeyId: auth.key.id,
-      model: req.model,
-      status: 'PENDING',
-      source,
-      input: inputItems(req),
-      resolvedInput: { ...inputs.resolved, request: req },
-      options: optionsView(req),
-      segments: req.segments.length ? clientSegments(req) : null,
-      webhookUrl: req.webhookUrl,
-      outputFileName: req.outputFileName,
-      outputFormat: req.options.outputFormat,
-      outputKey: null,
-      watermarkedKey: null,
-      outputUrl: null,
-      outputDuration: null,
-      progress: 0,
-      error: null,
-      errorCode: null,
-      quality: null,
-      startedAt: null,
-      finishedAt: null,
-      createdAt: now,
-      updatedAt: now,
-      deletedAt: null,
-    };
-    if (claim) await claim.attach(g.id);
-    let committing = false;
-    try {
-      await this.store.db.kysely.transaction().execute(async (trx) => {
-        await this.store.generations.lockOrganization(org.id, trx);
-        await this.checkConcurrency(org, await this.store.generations.countActive(org.id, trx));
-        await this.store.generations.insert(g, trx);
-        await this.deps.queue.enqueue(trx, {
-          kind: GENERATION_KIND,
-          subjectId: g.id,
-          organizationId: org.id,
-          payload: { generationId: g.id },
-          payloadVersion: 1,
-          maxAttempts: this.deps.config.jobMaxAttempts,
-          timeoutMs: this.deps.config.jobTimeoutMs,
-        });
-        if (claim) await claim.complete(trx, g.id);
-        committing = true;
-      });
-    } catch (err) {
-      // A failure inside the transaction rolled it back; a failed COMMIT may or may not have landed.
-      if (committing) throw new CommitOutcomeUnknown(g.id, err);
-      throw err;
-    }
-    await this.deps.bus.publish(g.id).catch(() => undefined);
-    await this.deps.queue.announce(GENERATION_KIND);
-    return g;
+  /** POST /v2/generate (src/services/generation-admission.ts). */
+  create(auth: AuthContext, body: GenerationRequestBody, opts: CreateOptions): Promise<CreateResult> {
+    return this.admission.create(auth, body, opts);
   }
 
   async get(organizationId: string, id: string): Promise<GenerationRecord> {
@@ -513,44 +293,4 @@ export class GenerationService {
 export function downloadName(g: GenerationRecord, requested?: string): string {
   const base = (requested ?? g.outputFileName ?? `generation-${g.id}`).replace(/\.[A-Za-z0-9]{1,5}$/, '');
   return `${base}.${g.outputFormat}`;
-}
-
-/** The inputs as the client sent them; a dialogue-edit render shows its video and the edit's id. */
-function inputItems(req: NormalisedRequest): Record<string, unknown>[] {
-  const refs = req.dialogueEdit ? [req.video] : [req.video ?? req.image, req.audio];
-  const items: Record<string, unknown>[] = refs.map((r, i) => ({
-    type: i === 1 ? (req.text ? 'text' : 'audio') : req.video ? 'video' : 'image',
-    ...(i === 1 && req.text ? { provider: req.text.provider } : {}),
-    ...(r?.url ? { url: r.url } : {}),
-    ...(r?.assetId ? { assetId: r.assetId } : {}),
-    ...(r?.refId ? { refId: r.refId } : {}),
-  }));
-  if (req.dialogueEdit) items.push({ type: 'dialogueEdit', dialogueEdit: { id: req.dialogueEdit.id } });
-  return items;
-}
-
-function optionsView(req: NormalisedRequest): Record<string, unknown> {
-  const o = req.options;
-  return {
-    sync_mode: o.syncMode,
-    temperature: o.temperature,
-    output_format: o.outputFormat,
-    speedup: o.speedup,
-    ...(o.pads ? { pads: o.pads } : {}),
-    ...(o.fps ? { fps: o.fps } : {}),
-    ...(o.outputResolution ? { output_resolution: o.outputResolution } : {}),
-    ...(o.activeSpeaker ? { active_speaker: true } : {}),
-  };
-}
-
-/** Segments as the official client writes them (seconds), or frame pairs as they were sent. */
-function clientSegments(req: NormalisedRequest): Record<string, unknown>[] {
-  return req.segments.map((s) => {
-    if (s.unit === 'frames') return { startFrame: s.start, endFrame: s.end };
-    const audioInput: Record<string, unknown> = {};
-    if (req.audio.refId !== undefined) audioInput.refId = req.audio.refId;
-    if (s.audioStart !== undefined) audioInput.startTime = s.audioStart;
-    if (s.audioEnd !== undefined) audioInput.endTime = s.audioEnd;
-    return { startTime: s.start, endTime: s.end, ...(Object.keys(audioInput).length ? { audioInput } : {}) };
-  });
 }

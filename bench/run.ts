@@ -16,6 +16,7 @@ const BENCHES = [
   'queue',
   'speech',
   'text-generation',
+  'dialogue-render',
 ] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 

@@ -1,27 +1,46 @@
 // The step before conform in a dialogue-edit render: the source video retimed onto the preview's
 // clock (src/media/retime-plan.ts), at the source's frame rate, without audio (the preview is the
-// audio). The normal pipeline then lip-syncs only the slots.
+// audio). Each slot's section is measured first (src/media/section-motion.ts) so that its held or
+// dropped frames go where the picture moves least. The normal pipeline then lip-syncs only the slots.
 import { join } from 'node:path';
 import type { DialogueRender } from '../domain/dialogue-render.js';
 import type { MediaProbe } from '../media/probe.js';
 import { probeMedia } from '../media/probe.js';
 import { runFfmpeg } from '../media/ffmpeg.js';
-import { planRetime, retimeFilterGraph } from '../media/retime-plan.js';
+import { planRetime, retimeFilterGraph, slotSections } from '../media/retime-plan.js';
+import { sectionMotion } from '../media/section-motion.js';
 import { chooseFps } from '../media/conform-plan.js';
 
 export async function renderEditedVideo(
   source: { path: string; probe: MediaProbe },
   edit: DialogueRender,
   dir: string,
-  opts: { signal?: AbortSignal; onProgress?: (fraction: number) => void } = {},
+  opts: {
+    signal?: AbortSignal;
+    onProgress?: (fraction: number) => void;
+    /** false: hold and drop evenly (the plan without motion), for the benchmark's comparison. */
+    motionAware?: boolean;
+  } = {},
 ): Promise<{ path: string; probe: MediaProbe }> {
   const v = source.probe.video;
   // The rate conform will choose for the source, so conform keeps every frame of the edited video.
   const [fps, fpsText] = chooseFps(null, v?.fps ?? null);
   const seconds = source.probe.durationSeconds ?? 0;
+  const sourceFrames = Math.max(1, Math.round(seconds * fps));
+  const size = v && v.width > 0 && v.height > 0 ? { width: v.width, height: v.height } : null;
+  const motion =
+    opts.motionAware === false || !size
+      ? undefined
+      : await Promise.all(
+          // A section of one frame has nothing to choose between.
+          slotSections(edit.slots, sourceFrames, fps).map((sec) =>
+            sec.end - sec.start > 1 ? sectionMotion(source.path, fpsText, sec, size, opts.signal) : null,
+          ),
+        );
   const plan = planRetime({
     slots: edit.slots,
-    sourceFrames: Math.max(1, Math.round(seconds * fps)),
+    sourceFrames,
+    motion,
     previewDurationMs: edit.previewDurationMs,
     fps,
   });

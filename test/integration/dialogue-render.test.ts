@@ -21,6 +21,7 @@ import { LocalSynthesisProvider } from '../../src/speech/local-provider.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { fetchSigned, postGenerate, postGenerateForm, waitTerminal } from './generations-support.js';
 import { correlation, envelope, frameAt, psnr, worstBlockPsnr } from './dialogue-render-support.js';
+import { frameDifference, grayFrames } from '../../src/media/section-motion.js';
 
 const run = promisify(execFile);
 const SCRIPT = 'Bob bought a blue map by the big boat, and the boat was very blue.';
@@ -180,6 +181,28 @@ describe(`dialogue render (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     const withSource = correlation(outEnv, await envelope(source.path));
     // Closer to the preview than to the source's own soundtrack (which differs at the slots).
     assert.ok(c > 0.9 && c > withSource, `loudness envelope correlation ${c} (source ${withSource})`);
+    // No visible jump: inside each slot (and across its edges) the largest frame-to-frame difference is
+    // not above the source's own largest (64-pixel gray frames, mean absolute difference).
+    const jumps = async (path: string) => {
+      const f = await grayFrames(
+        path,
+        String(fps),
+        { start: 0, end: 1e6 },
+        { width: W, height: source.height },
+      );
+      return f.slice(1).map((x, i) => frameDifference(f[i], x));
+    };
+    const [outJumps, srcJumps] = await Promise.all([jumps(out), jumps(source.path)]);
+    const sourceMax = Math.max(...srcJumps);
+    for (const s of slots) {
+      const from = Math.max(0, Math.round((s.outputStartMs * fps) / 1000) - 1);
+      const to = Math.round(((s.outputStartMs + s.outputDurationMs) * fps) / 1000);
+      const inside = Math.max(...outJumps.slice(from, to + 1));
+      assert.ok(
+        inside <= sourceMax,
+        `largest jump in slot ${inside.toFixed(2)}, source ${sourceMax.toFixed(2)}`,
+      );
+    }
     return { out, slots };
   }
 

@@ -62,16 +62,32 @@ function readTranscript(raw: unknown): { transcript: Transcript; words: SourceWo
   return { transcript, words };
 }
 
+/**
+ * Spec rule 6: dialogue edits retime sections, which needs both rollout flags (422 without them);
+ * flags that cannot be read are 503 generation_infra_service_unavailable, not a guess.
+ */
+export function assertRolloutFlags(
+  org: { flags: readonly string[]; flagsReadable: boolean },
+  field?: string,
+): void {
+  if (!org.flagsReadable)
+    throw new AppError('generation_infra_service_unavailable', {
+      message: "The organization's rollout flags cannot be read.",
+      headers: { 'Retry-After': '30' },
+    });
+  if (!org.flags.includes(SEGMENT_LIPSYNC_FLAG) || !org.flags.includes(SECTION_EXPANSION_FLAG))
+    throw new AppError('dialogue_edit_retime_required', field ? { field } : {});
+}
+
 export function normaliseDialogueEditRequest(
   body: Record<string, unknown>,
-  flags: readonly string[],
+  org: { flags: readonly string[]; flagsReadable: boolean },
 ): DialogueEditRequest {
   // Spec rule 6 and api-details 2.1: API keys edit the whole video.
   for (const f of ['startMs', 'endMs'])
     if (body[f] !== undefined && body[f] !== null)
       throw new AppError('dialogue_edit_unsupported', { field: f });
-  if (!flags.includes(SEGMENT_LIPSYNC_FLAG) || !flags.includes(SECTION_EXPANSION_FLAG))
-    throw new AppError('dialogue_edit_retime_required');
+  assertRolloutFlags(org);
   const sourceVideoUrl = str(body.sourceVideoUrl);
   if (!sourceVideoUrl)
     bad('sourceVideoUrl', 'sourceVideoUrl is required (the source your transcription used)');

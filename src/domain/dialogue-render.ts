@@ -1,7 +1,7 @@
 // Rendering a dialogue-edit preview into video (POST /v2/generate with dialogueEdit): which previews can
 // be rendered and which spans the engine redraws. Pure: the service looks the preview up, this decides.
 import { AppError } from './errors.js';
-import { SECTION_EXPANSION_FLAG, SEGMENT_LIPSYNC_FLAG } from './dialogue-edits.js';
+import { assertRolloutFlags } from './dialogue-edits.js';
 
 /** A preview slot as the dialogue_edit job stored it (ms; output = the preview's clock). */
 export interface RenderSlot {
@@ -33,10 +33,9 @@ export const MAX_REMOVAL_DROP_MS = 1200;
 /** Around each slot the engine also redraws this much, so the mouth eases in and out of new speech. */
 export const SLOT_MARGIN_MS = 80;
 
-/** Rule 6: rendering retimes sections, which needs both rollout flags. */
-export function assertRetimeAllowed(flags: readonly string[]): void {
-  if (!flags.includes(SEGMENT_LIPSYNC_FLAG) || !flags.includes(SECTION_EXPANSION_FLAG))
-    throw new AppError('dialogue_edit_retime_required', { field: 'dialogueEdit' });
+/** Rule 6: rendering retimes sections, which needs both rollout flags (readable ones). */
+export function assertRetimeAllowed(org: { flags: readonly string[]; flagsReadable: boolean }): void {
+  assertRolloutFlags(org, 'dialogueEdit');
 }
 
 /**

@@ -22,7 +22,7 @@ export class DialogueEditService {
 
   async create(auth: AuthContext, body: Record<string, unknown>): Promise<DialogueEditRecord> {
     const org = auth.organization;
-    const req = normaliseDialogueEditRequest(body, org.flags);
+    const req = normaliseDialogueEditRequest(body, org);
     const { store } = this.deps;
     if (req.projectId && !(isUuid(req.projectId) && (await store.projects.find(org.id, req.projectId))))
       throw new AppError('project_not_found', { status: 422, field: 'projectId' });

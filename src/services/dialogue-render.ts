@@ -17,7 +17,7 @@ export async function attachDialogueEdit(
 ): Promise<NormalisedRequest> {
   const ref = req.dialogueEdit;
   if (!ref) return req;
-  assertRetimeAllowed(org.flags);
+  assertRetimeAllowed(org);
   const d = isUuid(ref.id) ? await deps.store.dialogueEdits.find(org.id, ref.id) : null;
   // 422, not 404: the generation request is what failed (api-details 2.4).
   if (!d) throw new AppError('dialogue_edit_not_found', { status: 422, field: 'dialogueEdit.id' });

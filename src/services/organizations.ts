@@ -61,6 +61,7 @@ export class OrganizationService {
       billing: (input.billing ?? 'usd') as BillingMode,
       concurrencyLimit: input.concurrency ?? null,
       flags: [...new Set(input.flags ?? [])],
+      flagsReadable: true,
       draft: input.draft ?? false,
       webhookSecret: newWebhookSecret(),
       createdAt: now,

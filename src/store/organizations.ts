@@ -9,10 +9,26 @@ export interface Organization {
   billing: BillingMode;
   concurrencyLimit: number | null;
   flags: string[];
+  /** False when the stored rollout flags could not be read (they then count as none; see readFlags). */
+  flagsReadable: boolean;
   draft: boolean;
   webhookSecret: string;
   createdAt: string;
   updatedAt: string;
+}
+
+/**
+ * The rollout flags of a row. A value that is not a JSON list of strings is not guessed at: it reads
+ * as no flags, marked unreadable, so flag-gated features can answer 503 rather than a wrong 422.
+ */
+function readFlags(raw: string): { flags: string[]; flagsReadable: boolean } {
+  try {
+    const v: unknown = JSON.parse(raw);
+    if (Array.isArray(v) && v.every((f) => typeof f === 'string')) return { flags: v, flagsReadable: true };
+  } catch {
+    // fall through
+  }
+  return { flags: [], flagsReadable: false };
 }
 
 export function toOrganization(r: Omit<Selectable<OrganizationTable>, 'provider_keys'>): Organization {
@@ -22,7 +38,7 @@ export function toOrganization(r: Omit<Selectable<OrganizationTable>, 'provider_
     plan: r.plan as Plan,
     billing: r.billing as BillingMode,
     concurrencyLimit: r.concurrency_limit,
-    flags: JSON.parse(r.flags) as string[],
+    ...readFlags(r.flags),
     draft: r.draft === 1,
     webhookSecret: r.webhook_secret,
     createdAt: r.created_at,

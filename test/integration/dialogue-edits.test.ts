@@ -197,6 +197,19 @@ describe(`dialogue edits (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
       'dialogue_edit_unsupported',
     );
     assertError(await call(plain, 'POST', '/v2/dialogue-edits', ok), 422, 'dialogue_edit_retime_required');
+    // Rollout flags that cannot be read are not guessed at: 503.
+    const broken = await createOrgWithKey(t.services);
+    await t.services.store.db.kysely
+      .updateTable('organizations')
+      .set({ flags: '{not a list' })
+      .where('id', '=', broken.organization.id)
+      .execute();
+    const infra = assertError(
+      await call(broken, 'POST', '/v2/dialogue-edits', ok),
+      503,
+      'generation_infra_service_unavailable',
+    );
+    assert.ok(infra.message);
     assertError(
       await call(org, 'POST', '/v2/dialogue-edits', { ...ok, sourceVideoUrl: 'https://example.com/x.mp4' }),
       422,

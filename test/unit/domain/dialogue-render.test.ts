@@ -19,13 +19,18 @@ const remove = (s: number, sd: number, od: number): RenderSlot => ({
   sourceDurationMs: sd,
 });
 
-test('both rollout flags are needed', () => {
-  assertRetimeAllowed(['section_expansion', 'segment_lipsync']);
+test('both rollout flags are needed; flags that cannot be read are 503', () => {
+  assertRetimeAllowed({ flags: ['section_expansion', 'segment_lipsync'], flagsReadable: true });
   for (const flags of [[], ['segment_lipsync'], ['section_expansion']])
     assert.throws(
-      () => assertRetimeAllowed(flags),
+      () => assertRetimeAllowed({ flags, flagsReadable: true }),
       (e: unknown) => e instanceof AppError && e.code === 'dialogue_edit_retime_required',
     );
+  assert.throws(
+    () => assertRetimeAllowed({ flags: [], flagsReadable: false }),
+    (e: unknown) =>
+      e instanceof AppError && e.code === 'generation_infra_service_unavailable' && e.status === 503,
+  );
 });
 
 test('a removal may drop at most MAX_REMOVAL_DROP_MS of picture; the body names the section', () => {

@@ -20,7 +20,15 @@ import { startBackground, type Background } from '../../src/jobs/runtime.js';
 import { LocalSynthesisProvider } from '../../src/speech/local-provider.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { fetchSigned, postGenerate, postGenerateForm, waitTerminal } from './generations-support.js';
-import { correlation, envelope, frameAt, psnr, worstBlockPsnr } from './dialogue-render-support.js';
+import {
+  correlation,
+  dHash,
+  envelope,
+  frameAt,
+  hammingDistance,
+  psnr,
+  worstBlockPsnr,
+} from './dialogue-render-support.js';
 import { frameDifference, grayFrames } from '../../src/media/section-motion.js';
 
 const run = promisify(execFile);
@@ -170,6 +178,8 @@ describe(`dialogue render (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
         psnr(a, b, W) > 35,
         `at frame ${outFrame} (source ${src} ms): ${psnr(a, b, W).toFixed(1)} dB`,
       );
+      // The same frame by its perceptual hash (the pixels went through one more encode).
+      assert.equal(hammingDistance(dHash(a, W), dHash(b, W)), 0, `frame hash at frame ${outFrame}`);
       compared++;
     }
     assert.ok(compared >= 2, 'frames compared outside the slots');

@@ -312,7 +312,9 @@ function speechConfig(
     problems.push('LIPSYNC_TTS_DEFAULT_PROVIDER=elevenlabs needs LIPSYNC_ELEVENLABS_API_KEY or _URL');
   return {
     defaultProvider,
-    synthesisTimeoutMs: int('LIPSYNC_TTS_TIMEOUT_SECONDS', 60, 1, 600) * 1000,
+    // A 5,000-character script took the local engines 8-16 s on a loaded 2-core machine; the margin is
+    // for slower machines and remote providers under load.
+    synthesisTimeoutMs: int('LIPSYNC_TTS_TIMEOUT_SECONDS', 120, 1, 600) * 1000,
     openai,
     elevenlabs,
     cloneVerification: bool('LIPSYNC_VOICE_CLONE_VERIFICATION', false),

@@ -231,7 +231,7 @@ export class GenerationAdmission {
     let committing = false;
     try {
       await this.store.db.kysely.transaction().execute(async (trx) => {
-        await this.store.generations.lockOrganization(org.id, trx);
+        await this.store.organizations.lock(org.id, trx);
         await this.checkConcurrency(org, await this.store.generations.countActive(org.id, trx));
         await this.store.generations.insert(g, trx);
         await this.deps.queue.enqueue(trx, {

@@ -68,7 +68,7 @@ export class TranscriptionService {
     };
     const existing = await store.db.kysely.transaction().execute(async (trx) => {
       // One organization's creates for the same source serialize here, so two at once make one job.
-      await store.generations.lockOrganization(org.id, trx);
+      await store.organizations.lock(org.id, trx);
       const found = await store.transcriptions.findReusable(
         {
           organizationId: org.id,

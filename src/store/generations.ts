@@ -1,5 +1,5 @@
 // The generation row: what clients see of a generation. How its work runs is its job row (jobs.ts).
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, GenerationTable } from './schema.js';
 import type { Dialect } from './database.js';
 import type { GenerationStatus } from '../domain/generation-status.js';
@@ -147,20 +147,6 @@ export class GenerationRepository {
       .where('deleted_at', 'is', null)
       .executeTakeFirstOrThrow();
     return Number(r.n);
-  }
-
-  /**
-   * Serialises admission per organization. Call it first in the transaction. PostgreSQL: a row lock on
-   * the organization. SQLite: a no-op write, so that the transaction takes the database's write lock
-   * before it reads anything; a deferred transaction that read first and wrote later would fail with
-   * SQLITE_BUSY_SNAPSHOT whenever another process (`lipsync worker`) committed in between.
-   */
-  async lockOrganization(organizationId: string, trx: Transaction<Database>): Promise<void> {
-    if (this.dialect === 'postgres') {
-      await sql`select id from organizations where id = ${organizationId} for update`.execute(trx);
-    } else {
-      await sql`update organizations set name = name where id = ${organizationId}`.execute(trx);
-    }
   }
 
   async list(organizationId: string, f: ListFilter): Promise<GenerationRecord[]> {

@@ -36,7 +36,7 @@ export function createStore(db: Db): Store {
   const k = db.kysely;
   return {
     db,
-    organizations: new OrganizationRepository(k),
+    organizations: new OrganizationRepository(k, db.dialect),
     apiKeys: new ApiKeyRepository(k),
     projects: new ProjectRepository(k),
     assets: new AssetRepository(k),

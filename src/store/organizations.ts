@@ -1,6 +1,7 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, OrganizationTable } from './schema.js';
 import type { BillingMode, Plan } from '../domain/plans.js';
+import type { Dialect } from './database.js';
 
 export interface Organization {
   id: string;
@@ -47,7 +48,24 @@ export function toOrganization(r: Omit<Selectable<OrganizationTable>, 'provider_
 }
 
 export class OrganizationRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /**
+   * Serialises one organization's creates (generations, transcription dedupe). Call it first in the transaction. PostgreSQL: a row lock on
+   * the organization. SQLite: a no-op write, so that the transaction takes the database's write lock
+   * before it reads anything; a deferred transaction that read first and wrote later would fail with
+   * SQLITE_BUSY_SNAPSHOT whenever another process (`lipsync worker`) committed in between.
+   */
+  async lock(organizationId: string, trx: Transaction<Database>): Promise<void> {
+    if (this.dialect === 'postgres') {
+      await sql`select id from organizations where id = ${organizationId} for update`.execute(trx);
+    } else {
+      await sql`update organizations set name = name where id = ${organizationId}`.execute(trx);
+    }
+  }
 
   async insert(o: Organization): Promise<void> {
     await this.db

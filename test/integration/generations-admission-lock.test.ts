@@ -42,7 +42,7 @@ describe(`admission lock (${DB})`, () => {
       } else {
         await kb.transaction().execute(async (trx) => {
           await sql`set local lock_timeout = '200ms'`.execute(trx);
-          await b.services.store.generations.lockOrganization(org.organization.id, trx);
+          await b.services.store.organizations.lock(org.organization.id, trx);
         });
       }
       return 'committed';
@@ -58,7 +58,7 @@ describe(`admission lock (${DB})`, () => {
   test('while an admission transaction is open, another process cannot slip a commit in; the admission commits', async () => {
     const ka = a.services.store.db.kysely;
     const seen = await ka.transaction().execute(async (trx) => {
-      await a.services.store.generations.lockOrganization(org.organization.id, trx);
+      await a.services.store.organizations.lock(org.organization.id, trx);
       const active = await a.services.store.generations.countActive(org.organization.id, trx);
       const other = await otherProcessWrite();
       // the write that follows the count (the generation insert in the real flow)

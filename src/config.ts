@@ -1,6 +1,7 @@
 // Environment -> validated, frozen Config. Read once at start; a bad value stops the start with a
 // message naming every bad variable. No other module reads process.env.
 import { join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -34,6 +35,18 @@ export interface SpeechConfig {
     readonly provider: 'local' | 'openai';
     /** OpenAI-compatible `POST /v1/audio/transcriptions` server; null = off. */
     readonly openai: { readonly url: string; readonly apiKey: string | null; readonly model: string } | null;
+  };
+  /** How recordings get mouth shapes per sound (docs/engine.md, "Articulation from any recording"). */
+  readonly articulation: {
+    /** auto: voice activity, transcript alignment or recognition; acoustic: loudness and vowel colour only. */
+    readonly mode: 'auto' | 'acoustic';
+    /** Recognize the words of recordings that come without a transcript. */
+    readonly recognize: boolean;
+    /**
+     * The learned audio-to-viseme model (`cherry-visemes.onnx` in LIPSYNC_MODELS_DIR), or null: it
+     * shapes the stretches no trusted phoneme covers.
+     */
+    readonly visemeModel: string | null;
   };
 }
 
@@ -319,6 +332,31 @@ function speechConfig(
     elevenlabs,
     cloneVerification: bool('LIPSYNC_VOICE_CLONE_VERIFICATION', false),
     recognition: recognitionConfig(env, problems, url, str),
+    articulation: articulationConfig(env, problems, bool),
+  };
+}
+
+/** The viseme model's file name inside LIPSYNC_MODELS_DIR. */
+export const VISEME_MODEL_FILE = 'cherry-visemes.onnx';
+
+function articulationConfig(
+  env: Env,
+  problems: string[],
+  bool: (name: string, def: boolean) => boolean,
+): SpeechConfig['articulation'] {
+  const mode = env.LIPSYNC_ARTICULATION || 'auto';
+  if (mode !== 'auto' && mode !== 'acoustic')
+    problems.push(`LIPSYNC_ARTICULATION=${JSON.stringify(mode)} must be auto or acoustic`);
+  const dir = env.LIPSYNC_MODELS_DIR;
+  const visemeModel = dir ? join(resolve(dir), VISEME_MODEL_FILE) : null;
+  if (visemeModel && !existsSync(visemeModel))
+    problems.push(
+      `LIPSYNC_MODELS_DIR has no ${VISEME_MODEL_FILE} (download it with its checksum, docs/engine.md)`,
+    );
+  return {
+    mode: mode === 'acoustic' ? 'acoustic' : 'auto',
+    recognize: bool('LIPSYNC_ARTICULATION_RECOGNIZE', true),
+    visemeModel,
   };
 }
 

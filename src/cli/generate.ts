@@ -14,6 +14,8 @@ export interface GenerateArgs {
   image?: string;
   /** Exactly one of audio and text. */
   audio?: string;
+  /** The words spoken in `audio`, aligned by the server to shape the mouth per sound. */
+  transcript?: string;
   /** Speech synthesized by the server at admission (a text input). */
   text?: { script: string; voiceId: string; provider?: string };
   options: Record<string, unknown>;
@@ -76,7 +78,12 @@ export async function generate(
   const visual = args.image
     ? await input(api, 'image', args.image)
     : await input(api, 'video', args.video as string);
-  const audio = args.text ? textInput(args.text) : await input(api, 'audio', args.audio as string);
+  const audio = args.text
+    ? textInput(args.text)
+    : {
+        ...(await input(api, 'audio', args.audio as string)),
+        ...(args.transcript ? { transcript: args.transcript } : {}),
+      };
   const created = await api(
     'POST',
     '/v2/generate',
@@ -134,10 +141,19 @@ export function qualityText(quality: Record<string, any> | null): string {
   ];
   if (quality.mouthAudioCorrelation !== undefined && quality.mouthAudioCorrelation !== null)
     parts.push(`mouth/audio correlation ${quality.mouthAudioCorrelation}`);
+  const art = quality.articulation as
+    { primary: string; sourceMs: Record<string, number>; notes?: string[] } | undefined;
+  if (art) {
+    const total = Object.values(art.sourceMs).reduce((a, b) => a + b, 0) || 1;
+    const shares = Object.entries(art.sourceMs)
+      .map(([k, v]) => `${k} ${Math.round((100 * v) / total)}%`)
+      .join(', ');
+    parts.push(`mouth shapes from ${shares || art.primary}`);
+  }
   if (quality.activeSpeaker)
     parts.push(
       `active speaker: ${quality.activeSpeaker.method}, ${quality.activeSpeaker.faces} face(s), ${quality.activeSpeaker.switches} change(s)`,
     );
-  const warnings = (quality.warnings as string[] | undefined) ?? [];
+  const warnings = [...((quality.warnings as string[] | undefined) ?? []), ...(art?.notes ?? [])];
   return [parts.join(', '), ...warnings.map((w) => `warning: ${w}`)].join('\n');
 }

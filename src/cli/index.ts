@@ -97,6 +97,7 @@ export function buildProgram(): Command {
     .option('--video <file|url>', 'the video whose mouth is re-animated')
     .option('--image <file|url>', 'a still portrait instead of a video (model sync-3)')
     .option('--audio <file|url>', 'the new speech')
+    .option('--transcript <words>', 'the words spoken in --audio: the mouth is shaped per sound from them')
     .option('--text <script>', 'the new speech as text, synthesized by the server (instead of --audio)')
     .option('--voice <id>', 'voice of --text (see `lipsync voices`)')
     .option('--provider <name>', 'voice provider of --text (default: the server default)')
@@ -123,6 +124,7 @@ export function buildProgram(): Command {
         video?: string;
         image?: string;
         audio?: string;
+        transcript?: string;
         text?: string;
         voice?: string;
         provider?: string;
@@ -142,6 +144,8 @@ export function buildProgram(): Command {
         if ((opts.audio === undefined) === (opts.text === undefined))
           fail(json, 'give exactly one of --audio and --text', 2);
         if (opts.text !== undefined && !opts.voice) fail(json, '--text needs --voice', 2);
+        if (opts.transcript !== undefined && opts.audio === undefined)
+          fail(json, '--transcript goes with --audio', 2);
         if (opts.text === undefined && (opts.voice || opts.provider))
           fail(json, '--voice and --provider go with --text', 2);
         const key = opts.key ?? process.env.LIPSYNC_API_KEY;
@@ -176,6 +180,7 @@ export function buildProgram(): Command {
               video: opts.video,
               image: opts.image,
               audio: opts.audio,
+              transcript: opts.transcript,
               text:
                 opts.text !== undefined
                   ? { script: opts.text, voiceId: opts.voice as string, provider: opts.provider }

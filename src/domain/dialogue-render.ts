@@ -19,6 +19,8 @@ export interface DialogueRender {
   previewDurationMs: number;
   sourceKey: string;
   slots: RenderSlot[];
+  /** The preview's words in order: aligned to the preview to shape the mouth per sound. */
+  transcript?: string;
 }
 
 /**

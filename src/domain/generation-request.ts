@@ -16,6 +16,7 @@ export interface InputItem {
   segments_secs?: number[][];
   segments_frames?: number[][];
   provider?: unknown;
+  transcript?: unknown;
 }
 
 export interface GenerationRequestBody {
@@ -36,7 +37,12 @@ export interface MediaRef {
   url?: string;
   assetId?: string;
   refId?: string;
+  /** Audio inputs: the words spoken, as the client gave them (trimmed). */
+  transcript?: string;
 }
+
+/** The longest transcript an audio input may carry, characters. */
+export const MAX_TRANSCRIPT_CHARS = 20_000;
 
 /** A segment in seconds (or frames, converted once the video's fps is known). */
 export interface SegmentSpec {
@@ -280,6 +286,18 @@ function normaliseSegments(
   return out;
 }
 
+/** An audio input's transcript: trimmed text with at least one letter or digit, or absent. */
+function transcriptOf(item: InputItem, index: number): { transcript?: string } {
+  const field = `input[${index}].transcript`;
+  if (item.transcript === undefined || item.transcript === null) return {};
+  if (typeof item.transcript !== 'string') bad(field, `${field} must be a string`);
+  const text = item.transcript.trim();
+  if (text.length > MAX_TRANSCRIPT_CHARS)
+    bad(field, `${field} is longer than ${MAX_TRANSCRIPT_CHARS} characters`);
+  if (!/[\p{L}\p{N}]/u.test(text)) bad(field, `${field} holds no words`);
+  return { transcript: text };
+}
+
 function mediaRef(item: InputItem, index: number): MediaRef {
   const field = `input[${index}]`;
   const hasUrl = typeof item.url === 'string' && item.url !== '';
@@ -326,6 +344,8 @@ export function normaliseGenerationRequest(body: GenerationRequestBody): Normali
   let text: TextDriver | null = null;
   let videoItem: InputItem | undefined;
   items.forEach((item, i) => {
+    if (item.transcript !== undefined && item.type !== 'audio')
+      bad(`input[${i}].transcript`, `input[${i}].transcript is allowed on audio inputs only`);
     switch (item.type) {
       case 'video':
         if (video) bad(`input[${i}]`, 'only one video input is allowed');
@@ -338,7 +358,7 @@ export function normaliseGenerationRequest(body: GenerationRequestBody): Normali
         break;
       case 'audio':
         if (audio) bad(`input[${i}]`, 'send one audio or text input');
-        audio = mediaRef(item, i);
+        audio = { ...mediaRef(item, i), ...transcriptOf(item, i) };
         break;
       case 'text': {
         if (audio) bad(`input[${i}]`, 'send one audio or text input');

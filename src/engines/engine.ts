@@ -2,11 +2,17 @@
 // frames out, streaming, so memory stays flat however long the video is.
 import type { NormalisedOptions } from '../domain/generation-request.js';
 import type { TimedPhoneme } from '../speech/types.js';
+import type { VisemeResult } from '../speech/viseme-model.js';
 
 /** The request asks the engine to find the speaking face itself (no point or boxes to follow). */
 export function wantsSpeakerScan(options: NormalisedOptions): boolean {
   const a = options.activeSpeaker;
   return !!a && a.autoDetect && !a.coordinates && !a.boundingBoxes;
+}
+
+export interface TimeSpan {
+  readonly startMs: number;
+  readonly endMs: number;
 }
 
 export interface EngineJob {
@@ -25,6 +31,21 @@ export interface EngineJob {
    * text or a synthesized asset: the engine shapes the mouth per sound. Null: loudness only.
    */
   readonly phonemes?: readonly TimedPhoneme[] | null;
+  /**
+   * Where `phonemes` may be trusted (ms, output time): elsewhere the mouth takes its shapes from the
+   * signal (a recording whose words were not all recognized). Null or absent: wherever they are.
+   */
+  readonly phonemeSpans?: readonly TimeSpan[] | null;
+  /**
+   * Speech found by voice activity detection (ms, output time): outside it the mouth stays closed,
+   * however loud the background. Null or absent: silence is decided by loudness.
+   */
+  readonly speech?: readonly TimeSpan[] | null;
+  /**
+   * The learned viseme model's classes over the conformed audio (10 ms rows from the first frame):
+   * shapes the stretches `phonemes` do not cover. Null or absent: the signal's features do.
+   */
+  readonly visemes?: VisemeResult | null;
   readonly options: NormalisedOptions;
   readonly settings: Readonly<Record<string, unknown>>;
   readonly signal: AbortSignal;

@@ -20,6 +20,7 @@ import type { NormalisedRequest } from '../domain/generation-request.js';
 import type { EngineRegistry } from '../engines/registry.js';
 import { JobFailure, type JobError, type JobHandler, type JobOutcome } from '../jobs/handler.js';
 import { runGeneration, type GenerationResult, type GenerationRunInput } from '../pipeline/run-generation.js';
+import type { ArticulationDeps } from '../pipeline/articulation.js';
 
 export const GENERATION_KIND = 'generation';
 
@@ -68,6 +69,8 @@ export interface GenerationHandlerDeps {
   readonly prices: PriceTable;
   /** Built lazily: only processes that run generations load engine settings. */
   readonly engines: () => EngineRegistry;
+  /** The articulation tools (voice activity, recognition, alignment); null: acoustic shapes only. */
+  readonly articulation?: () => ArticulationDeps | null;
 }
 
 export function generationHandler(
@@ -117,7 +120,7 @@ export function generationHandler(
     },
 
     run(input, ctx) {
-      return runGeneration(input, ctx, deps.engines());
+      return runGeneration(input, ctx, deps.engines(), deps.articulation?.() ?? null);
     },
 
     classify(err) {

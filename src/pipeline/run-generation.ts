@@ -20,7 +20,8 @@ import type { EngineReport } from '../engines/engine.js';
 import { conformedScene } from '../media/scene.js';
 import { wantsSpeakerScan } from '../engines/engine.js';
 import { toConformSegments } from './segments.js';
-import { phonemesInOutputTime } from './timeline.js';
+import { inOutputTime } from './timeline.js';
+import { articulationFor, articulationReport, visemesOrNull, type ArticulationDeps } from './articulation.js';
 import { renderEditedVideo } from './dialogue-render.js';
 import { activeSpansOf, type DialogueRender } from '../domain/dialogue-render.js';
 
@@ -47,6 +48,7 @@ export async function runGeneration(
   input: GenerationRunInput,
   ctx: RunContext,
   engines: EngineRegistry,
+  speech: ArticulationDeps | null = null,
 ): Promise<GenerationResult> {
   const req = input.request;
   let visual = input.visual;
@@ -73,6 +75,23 @@ export async function runGeneration(
         visualPath = edited.path;
         visual = { ...visual, probe: edited.probe };
       }
+      // What is said when (voice activity, words, phones) is worked out on the audio input while the
+      // video is conformed: the two use different tools and the machine's two cores.
+      const articulating = binding.engine.passthrough
+        ? Promise.resolve(null)
+        : articulationFor(
+            {
+              audioPath,
+              durationMs: Math.round((input.audio.probe.durationSeconds ?? 0) * 1000),
+              timeline: input.audio.timeline ?? null,
+              transcript: req.audio.transcript ?? edit?.transcript ?? null,
+              workDir: dir,
+              signal: ctx.signal,
+            },
+            speech,
+          );
+      // Settled at once so a conform failure never leaves it unobserved.
+      articulating.catch(() => undefined);
       const prepared = await prepareConform(
         {
           visual: { path: visualPath, probe: visual.probe },
@@ -90,6 +109,11 @@ export async function runGeneration(
         { signal: ctx.signal, onProgress: (f) => ctx.progress(2 + f * 18) },
       );
       const { plan } = prepared;
+      const articulation = await articulating;
+      // The viseme model reads the conformed audio: its rows are then in output time already.
+      const visemes = speech?.visemes
+        ? await visemesOrNull(speech.visemes, prepared.audioPath, ctx.signal)
+        : null;
       const out = join(dir, `output.${format}`);
       let report: EngineReport;
       if (binding.engine.passthrough) {
@@ -120,7 +144,10 @@ export async function runGeneration(
             : plan.segments.length
               ? plan.segments.map((s) => ({ start: s.startTime, end: s.endTime }))
               : null,
-          phonemes: input.audio.timeline ? phonemesInOutputTime(input.audio.timeline.phonemes, plan) : null,
+          phonemes: articulation ? inOutputTime(articulation.phonemes, plan) : null,
+          phonemeSpans: articulation?.trusted ? inOutputTime(articulation.trusted, plan) : null,
+          speech: articulation?.speech ? inOutputTime(articulation.speech, plan) : null,
+          visemes,
           options: req.options,
           settings: binding.settings,
           signal: ctx.signal,
@@ -173,6 +200,9 @@ export async function runGeneration(
           height: plan.height,
           fps: plan.fps,
           syncMode: plan.syncMode,
+          ...(articulation
+            ? { articulation: articulationReport(articulation, plan, { visemeModel: visemes !== null }) }
+            : {}),
         },
       };
     },

@@ -1,17 +1,16 @@
-// A synthesized audio input's phoneme timeline in output time: the conform plan decides which part of
-// the audio plays when (cut, padded, or windows placed at segments), and the engine shapes the mouth
+// An audio input's timeline (phonemes, speech spans) in output time: the conform plan decides which part
+// of the audio plays when (cut, padded, or windows placed at segments), and the engine shapes the mouth
 // per sound at the frame where that sound is heard.
 import type { ConformPlan } from '../media/conform-plan.js';
-import type { TimedPhoneme } from '../speech/types.js';
 
-function shifted(
-  phonemes: readonly TimedPhoneme[],
-  fromMs: number,
-  toMs: number,
-  offsetMs: number,
-): TimedPhoneme[] {
-  const out: TimedPhoneme[] = [];
-  for (const p of phonemes) {
+interface Span {
+  startMs: number;
+  endMs: number;
+}
+
+function shifted<T extends Span>(items: readonly T[], fromMs: number, toMs: number, offsetMs: number): T[] {
+  const out: T[] = [];
+  for (const p of items) {
     if (p.endMs <= fromMs || p.startMs >= toMs) continue;
     out.push({
       ...p,
@@ -22,7 +21,8 @@ function shifted(
   return out;
 }
 
-export function phonemesInOutputTime(phonemes: readonly TimedPhoneme[], plan: ConformPlan): TimedPhoneme[] {
+/** Timed items (ms from the audio input's start) as heard in the output (ms from its first frame). */
+export function inOutputTime<T extends Span>(items: readonly T[], plan: ConformPlan): T[] {
   const totalMs = Math.round(plan.durationSeconds * 1000);
   if (plan.segments.length > 0) {
     return plan.segments.flatMap((s) => {
@@ -30,9 +30,9 @@ export function phonemesInOutputTime(phonemes: readonly TimedPhoneme[], plan: Co
       const to = Math.round(s.audioEnd * 1000);
       // The window plays from the segment's start; what is past the segment's end is cut.
       const room = Math.round((s.endTime - s.startTime) * 1000);
-      return shifted(phonemes, from, Math.min(to, from + room), Math.round(s.startTime * 1000) - from);
+      return shifted(items, from, Math.min(to, from + room), Math.round(s.startTime * 1000) - from);
     });
   }
   const used = plan.audio.strategy === 'cut' ? Math.round(plan.audio.usedSeconds * 1000) : totalMs;
-  return shifted(phonemes, 0, Math.min(used, totalMs), 0);
+  return shifted(items, 0, Math.min(used, totalMs), 0);
 }

@@ -25,6 +25,7 @@ import { transcriptionHandler } from '../handlers/transcription.js';
 import { TranscriptionService } from './transcriptions.js';
 import { DialogueEditService } from './dialogue-edits.js';
 import { dialogueEditHandler } from '../handlers/dialogue-edit.js';
+import { articulationTools } from '../speech/articulation-tools.js';
 import { createRecognizer } from '../speech/recognition/registry.js';
 import { SpeechService } from './speech.js';
 import { TtsService } from './tts.js';
@@ -104,6 +105,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
         store,
         prices,
         engines: () => (engines ??= EngineRegistry.fromFile(config.enginesFile, config.defaultEngine)),
+        articulation: () => articulationTools(config.speech, { allowPrivate: config.allowPrivateUrls }),
       }),
     )
     .register(ttsHandler({ store, speech: () => speech }))

@@ -44,6 +44,7 @@ export async function attachDialogueEdit(
       previewDurationMs: d.previewDurationMs,
       sourceKey: d.sourceKey,
       slots: d.result.slots,
+      transcript: d.result.resultWords.map((w) => w.text).join(' '),
     },
   };
 }

@@ -68,6 +68,8 @@ describe('lipsync generate', { timeout: 180_000 }, () => {
     assert.equal(r.stdout.split('\n')[0], out);
     assert.match(r.stdout, /engine cpu, face in 50\/50 frames/);
     assert.match(r.stdout, /active speaker: single-face, 1 face\(s\)/);
+    // Recorded speech without transcript: its words are recognized; the summary says what shaped the mouth.
+    assert.match(r.stdout, /mouth shapes from (recognition|acoustic) \d+%/);
     const probe = await probeMedia(out);
     assert.ok(probe.video && probe.audio, 'the output has picture and sound');
     assert.ok(Math.abs((probe.durationSeconds ?? 0) - 2) < 0.1, String(probe.durationSeconds));
@@ -75,7 +77,21 @@ describe('lipsync generate', { timeout: 180_000 }, () => {
 
   test('--json prints one object with the output path and the quality report', async () => {
     const out = join(dir, 'json.mp4');
-    const r = await cli(['--video', face, '--audio', speech, '--temperature', '0.8', '--out', out, '--json']);
+    // A transcript that is not what the recording says: the server notes it and falls back.
+    const wrong = 'Seventeen yellow giraffes juggle xylophones under the northern lights.';
+    const r = await cli([
+      '--video',
+      face,
+      '--audio',
+      speech,
+      '--transcript',
+      wrong,
+      '--temperature',
+      '0.8',
+      '--out',
+      out,
+      '--json',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split('\n');
     assert.equal(lines.length, 1, r.stdout);
@@ -84,6 +100,8 @@ describe('lipsync generate', { timeout: 180_000 }, () => {
     assert.equal(j.output, out);
     assert.equal(j.quality.framesWithFace, 50);
     assert.equal(j.quality.lipMotionGenerated, true);
+    assert.notEqual(j.quality.articulation.primary, 'alignment');
+    assert.match(j.quality.articulation.notes.join(' '), /transcript/);
     assert.ok((await stat(out)).size > 0);
     assert.ok(!r.stderr.includes('['), 'no progress bar with --json');
   });
@@ -104,6 +122,9 @@ describe('lipsync generate', { timeout: 180_000 }, () => {
     const badOptions = await cli(['--video', face, '--audio', speech, '--options', '[1]']);
     assert.equal(badOptions.code, 2);
     assert.match(badOptions.stderr, /--options must be a JSON object/);
+    const stray = await cli(['--video', face, '--text', 'Hi.', '--voice', 'slt-hts', '--transcript', 'Hi.']);
+    assert.equal(stray.code, 2);
+    assert.match(stray.stderr, /--transcript goes with --audio/);
     const missing = await cli(['--video', join(dir, 'missing.mp4'), '--audio', speech]);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /cannot read .*missing\.mp4/);

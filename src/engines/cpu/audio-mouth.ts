@@ -32,6 +32,11 @@ export interface AudioMouthOptions {
   rangeDb?: number;
   /** Per-frame open values (0..1) from a viseme model; replaces the loudness-driven opening when given. */
   modelOpen?: Float32Array | null;
+  /**
+   * Per-frame speech (0..1) from voice activity detection: outside it the mouth stays closed however
+   * loud the background, and the gate sits above the background's own level. Null: loudness decides.
+   */
+  speech?: Float32Array | null;
 }
 
 /** Below this speech level (dBFS) the clip counts as silent. */
@@ -121,15 +126,56 @@ export function stopClosures(hopDb: Float32Array, gateDb: number, fps: number, f
   return out;
 }
 
-export function mouthFromAudio(f: AudioFeatures, opts: AudioMouthOptions = {}): MouthTrack {
+/** The 10 ms hops inside (or outside) speech by a per-frame mask (frames at `fps`). */
+function hopsWhere(hopDb: Float32Array, fps: number, mask: Float32Array, inside: boolean): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < hopDb.length; i++) {
+    const t = Math.floor(((i + 0.5) / 100) * fps);
+    const m = t < mask.length ? mask[t] : 0;
+    if (inside ? m >= 0.5 : m <= 0) out.push(hopDb[i]);
+  }
+  return out;
+}
+
+/** Level (dB) with a background of `backgroundDb` taken out by power subtraction (-100 when none is left). */
+function withoutBackground(db: Float32Array, backgroundDb: number): Float32Array {
+  const noise = Math.pow(10, backgroundDb / 10);
+  const out = new Float32Array(db.length);
+  for (let i = 0; i < db.length; i++) {
+    const p = Math.pow(10, db[i] / 10) - noise;
+    out[i] = p > 1e-10 ? 10 * Math.log10(p) : -100;
+  }
+  return out;
+}
+
+/**
+ * With voice activity known, the background's level is what the pauses hold (music, street noise,
+ * room tone); its power is subtracted from every level, so the opening follows the voice rather than
+ * voice plus background. Without it (or with a background under -60 dBFS) the levels stay as measured.
+ */
+function speechLevels(f: AudioFeatures, vad: Float32Array | null): AudioFeatures {
+  if (!vad) return f;
+  const outside = hopsWhere(f.hopDb, f.fps, vad, false);
+  if (outside.length < 20) return f;
+  const background = quantile(outside, 0.5, -101);
+  if (background < -60) return f;
+  return { ...f, db: withoutBackground(f.db, background), hopDb: withoutBackground(f.hopDb, background) };
+}
+
+export function mouthFromAudio(measured: AudioFeatures, opts: AudioMouthOptions = {}): MouthTrack {
+  const vad = opts.speech ?? null;
+  const f = speechLevels(measured, vad);
   const n = f.frames;
   const temperature = clamp(opts.temperature ?? 0.5, 0, 1);
   const gain = 0.6 + 0.8 * temperature;
   const range = opts.rangeDb ?? 28;
-  const speech = quantile(f.hopDb, 0.9, -90);
+  const speech = quantile(vad ? hopsWhere(f.hopDb, f.fps, vad, true) : f.hopDb, 0.9, -90);
   const floor = quantile(f.hopDb, 0.1, -101);
   const gate = Math.max(speech - range, floor + 6);
-  const hasSpeech = speech > SILENT_CLIP_DB && speech - floor > 10;
+  // Voice activity decides whether there is speech at all; the level only how far the mouth opens.
+  const hasSpeech = vad
+    ? vad.some((m) => m > 0.5) && speech > SILENT_CLIP_DB
+    : speech > SILENT_CLIP_DB && speech - floor > 10;
 
   const open = new Float32Array(n);
   const width = new Float32Array(n);
@@ -176,7 +222,8 @@ export function mouthFromAudio(f: AudioFeatures, opts: AudioMouthOptions = {}): 
   const closure = opts.modelOpen ? new Float32Array(n) : stopClosures(f.hopDb, gate, f.fps, n);
   // Not quite shut: for t, d, k the lips stay a little apart.
   for (let t = 0; t < n; t++) {
-    open[t] = clamp(smoothOpen[t] * gain * (1 - 0.8 * closure[t]), 0, 1);
+    const inSpeech = vad ? (t < vad.length ? vad[t] : 0) : 1;
+    open[t] = clamp(smoothOpen[t] * gain * (1 - 0.8 * closure[t]) * inSpeech, 0, 1);
     width[t] = clamp(smoothWidth[t] * gain, -1, 1);
     round[t] = clamp(smoothRound[t] * gain, 0, 1);
   }

@@ -17,8 +17,9 @@ import {
   type LipsyncEngine,
 } from '../engine.js';
 import { analyseAudio } from './audio-features.js';
-import { mouthFromAudio, type MouthTrack } from './audio-mouth.js';
-import { PHONEME_SHAPE_RANGE, mouthFromPhonemes } from './phoneme-mouth.js';
+import type { MouthTrack } from './audio-mouth.js';
+import { PHONEME_SHAPE_RANGE } from './phoneme-mouth.js';
+import { planMouth } from './articulated-mouth.js';
 import { faceModels, meshLayout } from './face-models.js';
 import type { FaceTrackerOptions } from './face-tracker.js';
 import { mouthDown } from './landmarks.js';
@@ -97,7 +98,9 @@ export class CpuEngine implements LipsyncEngine {
     let trackerStats: TrackerStats | null = null;
     let speaker: SpeakerReport | null = null;
     let done = false;
-    const usesPhonemes = !!job.phonemes && job.phonemes.length > 0;
+    let usesPhonemes = false;
+    let wideShapes = false;
+    let phonemeShare: number | null = null;
 
     async function* frames(): AsyncGenerator<Buffer> {
       // The main thread needs the models only to track in-process or to find the speaker.
@@ -105,12 +108,22 @@ export class CpuEngine implements LipsyncEngine {
       const models = inThread || wantsSpeakerScan(job.options) ? await faceModels() : null;
       const layout = meshLayout();
       const audio = await analyseAudio(job.audioPath, fps, job.frameCount);
-      const fromAudio = mouthFromAudio(audio, { temperature: job.options.temperature });
-      // A phoneme timeline (text or synthesized speech) shapes the mouth per sound; the audio's level
-      // still scales the jaw and decides whether there is speech at all.
-      mouth = usesPhonemes
-        ? mouthFromPhonemes(job.phonemes ?? [], fps, job.frameCount, fromAudio)
-        : fromAudio;
+      // A phoneme timeline shapes the mouth per sound where it can be trusted; the audio's level still
+      // scales the jaw, and voice activity (when known) decides where there is speech at all.
+      const planned = planMouth({
+        audio,
+        fps,
+        frames: job.frameCount,
+        temperature: job.options.temperature,
+        phonemes: job.phonemes,
+        phonemeSpans: job.phonemeSpans,
+        speech: job.speech,
+        visemes: job.visemes,
+      });
+      mouth = planned.track;
+      usesPhonemes = planned.usesPhonemes;
+      wideShapes = planned.wideShapes;
+      phonemeShare = planned.phonemeShare;
       if (!mouth.hasSpeech) warnings.push('the audio holds no speech: the mouth stays closed');
       const weights = spanWeights(job.activeSpans, fps, job.frameCount);
       // active_speaker: look at the whole video first and pick the face that speaks in each stretch.
@@ -156,8 +169,8 @@ export class CpuEngine implements LipsyncEngine {
             fps,
             pads,
             maxOpening: num(job.settings, 'maxOpening', 0.2, 0.9),
-            // Rounded and spread lips from phonemes are deliberate: a wider range of mouth widths.
-            shapeRange: usesPhonemes ? PHONEME_SHAPE_RANGE : undefined,
+            // Rounded and spread lips from phonemes or the viseme model are deliberate: a wider range of widths.
+            shapeRange: wideShapes ? PHONEME_SHAPE_RANGE : undefined,
           });
         }
         if (obs.fresh) {
@@ -222,6 +235,9 @@ export class CpuEngine implements LipsyncEngine {
           framesRedrawn,
           lipMotionGenerated: framesRedrawn > 0 && (mouth?.hasSpeech ?? false),
           mouthDriver: usesPhonemes ? 'phonemes' : 'audio',
+          ...(phonemeShare !== null ? { phonemeShare } : {}),
+          silenceFrom: job.speech ? 'voice-activity' : 'loudness',
+          lipShapesOutsidePhonemes: job.visemes ? 'viseme-model' : 'acoustic',
           medianFaceSize: median(sizes),
           mouthAudioCorrelation:
             agreement === null || Number.isNaN(agreement) ? null : Math.round(agreement * 1000) / 1000,

@@ -10,6 +10,13 @@ const InputItem = Type.Object(
     segments_secs: Type.Optional(Type.Array(Type.Array(Type.Number()))),
     segments_frames: Type.Optional(Type.Array(Type.Array(Type.Number()))),
     provider: Type.Optional(Type.Unknown()),
+    transcript: Type.Optional(
+      Type.String({
+        maxLength: 20000,
+        description:
+          'Audio inputs only: the words spoken in the audio. They are aligned to the recording to shape the mouth per sound (docs/engine.md); without it the server recognizes the words itself.',
+      }),
+    ),
   },
   { additionalProperties: true },
 );

@@ -9,7 +9,7 @@ import { runFfmpeg } from '../../media/ffmpeg.js';
 import { probeMedia } from '../../media/probe.js';
 import { alignTranscript } from '../align.js';
 import { transcriptWords } from '../text.js';
-import type { AlignTranscript } from '../types.js';
+import type { AlignTranscript, SpeechTimeline, TimedPhoneme } from '../types.js';
 import type { RecognizedWord } from './types.js';
 
 export interface RefinedWord extends RecognizedWord {
@@ -72,8 +72,21 @@ export async function refineWordTimes(
   words: readonly RecognizedWord[],
   opts: RefineOptions,
 ): Promise<RefinedWord[]> {
+  return (await alignRecognizedWords(wavPath, words, opts)).words;
+}
+
+/**
+ * As refineWordTimes, plus the phones of every word that was aligned (ms from the start of the file;
+ * `word` = the index into `words`; pauses inside a chunk as `sil`).
+ */
+export async function alignRecognizedWords(
+  wavPath: string,
+  words: readonly RecognizedWord[],
+  opts: RefineOptions,
+): Promise<{ words: RefinedWord[]; phonemes: TimedPhoneme[] }> {
   const out = words.map((w) => roundWord(w, false));
-  if (words.length === 0) return out;
+  const phonemes: TimedPhoneme[] = [];
+  if (words.length === 0) return { words: out, phonemes };
   const align = opts.align ?? alignTranscript;
   const maxShiftMs = opts.maxShiftMs ?? 1000;
   const durationMs = Math.round(((await probeMedia(wavPath)).durationSeconds ?? 0) * 1000);
@@ -90,7 +103,7 @@ export async function refineWordTimes(
     const text = spelled.flat().join(' ');
     if (text === '') continue;
     const window = join(dir, `chunk-${n}.wav`);
-    let aligned;
+    let timeline: SpeechTimeline;
     try {
       await runFfmpeg(
         ['-ss', (lo / 1000).toFixed(3), '-t', ((hi - lo) / 1000).toFixed(3), '-i', wavPath].concat([
@@ -105,24 +118,39 @@ export async function refineWordTimes(
         ]),
         { signal: opts.signal, timeoutMs: 120_000 },
       );
-      aligned = (await align(window, text, { workDir: dir, signal: opts.signal })).words;
+      timeline = await align(window, text, { workDir: dir, signal: opts.signal });
     } catch {
       opts.signal?.throwIfAborted();
       // The audio does not match these words: they keep the recognizer's times.
       continue;
     }
+    const aligned = timeline.words;
     if (aligned.length !== spelled.reduce((n2, s) => n2 + s.length, 0)) continue;
     let k = 0;
+    // Aligner token index -> index into `words`, for the phones of the words that were placed.
+    const wordOfToken = new Map<number, number>();
     spelled.forEach((tokens, j) => {
       if (tokens.length === 0) return;
       const first = aligned[k];
       const last = aligned[k + tokens.length - 1];
-      k += tokens.length;
       const i = from + j;
       const startMs = lo + first.startMs;
-      if (Math.abs(startMs - words[i].startMs) > maxShiftMs) return;
-      out[i] = { ...words[i], startMs, endMs: lo + last.endMs, aligned: true };
+      if (Math.abs(startMs - words[i].startMs) <= maxShiftMs) {
+        out[i] = { ...words[i], startMs, endMs: lo + last.endMs, aligned: true };
+        for (let t = k; t < k + tokens.length; t++) wordOfToken.set(t, i);
+      }
+      k += tokens.length;
     });
+    for (const p of timeline.phonemes) {
+      const word = p.word === undefined ? undefined : wordOfToken.get(p.word);
+      if (p.word !== undefined && word === undefined) continue;
+      phonemes.push({
+        phone: p.phone,
+        startMs: lo + p.startMs,
+        endMs: lo + p.endMs,
+        ...(word === undefined ? {} : { word }),
+      });
+    }
   }
-  return out;
+  return { words: out, phonemes };
 }

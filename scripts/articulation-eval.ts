@@ -1,0 +1,245 @@
+// Articulation from recordings, measured on the fixture faces (docs/engine.md, "Articulation from any
+// recording"):
+//   node --import tsx scripts/articulation-eval.ts [--clips face_1,face_3] [--sentence A|B]
+//        [--conditions loudness,text,alignment,recognition,noisy-loudness,noisy-vad] [--noise music] [--json]
+// A sentence is synthesized by the local provider (festival's own phone times are the truth), then
+// played as a plain recording: nothing of the timeline goes to the engine unless the condition says so.
+//   loudness        the mouth from loudness alone (no voice activity, no phonemes): the old path;
+//   text            the synthesizer's own phones (a text input);
+//   alignment       the recording + its transcript, forced-aligned;
+//   recognition     the recording alone: words recognized, then aligned;
+//   noisy-loudness  the recording mixed with noise at 10 dB SNR, loudness alone;
+//   noisy-vad       the same mix, with voice activity and the transcript (the new path);
+//   model           the recording alone, lips from the learned viseme model (no recognition);
+//   recognition+model  recognized words where confident, the viseme model elsewhere.
+// Each drives the first 4.9 s of the clip (decoder -> engine -> encoder); the meter measures the mouth
+// at every sound of the true timeline. Needs the fixtures (LIPSYNC_FIXTURES_DIR or ../shared/fixtures).
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { normaliseOptions } from '../src/domain/generation-request.js';
+import { CpuEngine } from '../src/engines/cpu/index.js';
+import { atSounds, phonemeShapes } from '../src/engines/cpu/phoneme-quality.js';
+import {
+  loudnessPerFrame,
+  measureMouth,
+  psnrOutsideLowerFace,
+  syncScore,
+} from '../src/engines/cpu/quality.js';
+import type { EngineJob } from '../src/engines/engine.js';
+import { runFfmpeg } from '../src/media/ffmpeg.js';
+import { decodeFrames, encodeFrames } from '../src/media/frames.js';
+import { probeMedia } from '../src/media/probe.js';
+import { makeTempDir, removeTempDir } from '../src/media/tempdir.js';
+import { articulate, type Articulation } from '../src/speech/articulation.js';
+import { alignTranscript } from '../src/speech/align.js';
+import { LocalSynthesisProvider } from '../src/speech/local-provider.js';
+import { LocalRecognitionProvider } from '../src/speech/recognition/local.js';
+import type { TimedPhoneme } from '../src/speech/types.js';
+import { detectSpeech } from '../src/speech/vad.js';
+import { loadVisemeModel } from '../src/speech/viseme-model.js';
+import { fixture } from '../test/helpers/paths.js';
+import {
+  brownNoise,
+  concatSamples,
+  mixAtSnr,
+  musicNoise,
+  pinkNoise,
+  readMono,
+  writeWav16,
+} from '../test/helpers/noise.js';
+
+const CLIPS = [
+  'face_1',
+  'face_2',
+  'face_3',
+  'face_4',
+  'face_5',
+  'wda_speaker_a',
+  'wda_speaker_b',
+  'latentsync_demo1',
+];
+const SENTENCES: Record<string, string> = {
+  A: 'Bob bought a map. Pam ate pie by the blue boat. We see two cool moons.',
+  B: 'My mom keeps a blue boat by the beach. We made soup with peas and beans.',
+};
+const SECONDS = 4.9;
+const ALL = ['loudness', 'text', 'alignment', 'recognition', 'noisy-loudness', 'noisy-vad'];
+
+const { values } = parseArgs({
+  options: {
+    clips: { type: 'string', default: CLIPS.join(',') },
+    sentence: { type: 'string', default: 'A' },
+    conditions: { type: 'string', default: ALL.join(',') },
+    noise: { type: 'string', default: 'music' },
+    snr: { type: 'string', default: '10' },
+    json: { type: 'boolean', default: false },
+  },
+});
+
+const dir = await makeTempDir('articulation-eval');
+const text = SENTENCES[values.sentence] ?? values.sentence;
+const synth = await new LocalSynthesisProvider().synthesize({
+  text,
+  providerVoiceId: 'slt-hts',
+  settings: {},
+  workDir: dir,
+});
+// The recording starts with a pause of LEAD_MS, so closure in pauses is measured in noise too.
+const LEAD_MS = 700;
+const truth: TimedPhoneme[] = [
+  { phone: 'sil', startMs: 0, endMs: LEAD_MS },
+  ...synth.timeline.phonemes.map((p) => ({ ...p, startMs: p.startMs + LEAD_MS, endMs: p.endMs + LEAD_MS })),
+];
+const timeline = {
+  words: synth.timeline.words.map((w) => ({ ...w, startMs: w.startMs + LEAD_MS, endMs: w.endMs + LEAD_MS })),
+  phonemes: truth,
+};
+const clean16 = concatSamples([
+  new Float32Array((LEAD_MS * 16000) / 1000),
+  await readMono(synth.audioPath, 16000),
+]);
+const clean = join(dir, 'clean.wav');
+await writeWav16(clean, clean16, 16000);
+const noiseOf: Record<string, (n: number) => Float32Array> = {
+  music: (n) => musicNoise(n, 16000, 7),
+  pink: (n) => pinkNoise(n, 7),
+  brown: (n) => brownNoise(n, 7),
+};
+const noisy = join(dir, 'noisy.wav');
+await writeWav16(
+  noisy,
+  mixAtSnr(clean16, (noiseOf[values.noise] ?? noiseOf.music)(clean16.length), Number(values.snr)),
+  16000,
+);
+
+const visemeModel = await loadVisemeModel(fixture('models/cherry-visemes.onnx'));
+const tools = {
+  detectSpeech: async (p: string) => (await detectSpeech(p)).segments,
+  recognizer: new LocalRecognitionProvider(),
+  align: alignTranscript,
+};
+
+async function articulation(condition: string): Promise<Articulation | null> {
+  const durationMs = Math.round(clean16.length / 16);
+  switch (condition) {
+    case 'text':
+      return articulate({ audioPath: clean, durationMs, timeline, workDir: dir }, tools);
+    case 'alignment':
+      return articulate({ audioPath: clean, durationMs, transcript: text, workDir: dir }, tools);
+    case 'recognition':
+      return articulate({ audioPath: clean, durationMs, workDir: dir }, tools);
+    case 'model':
+      return articulate({ audioPath: clean, durationMs, workDir: dir }, { ...tools, recognizer: null });
+    case 'recognition+model':
+      return articulate({ audioPath: clean, durationMs, workDir: dir }, tools);
+    case 'noisy-vad':
+      return articulate({ audioPath: noisy, durationMs, transcript: text, workDir: dir }, tools);
+    default:
+      return null;
+  }
+}
+
+interface Row {
+  clip: string;
+  condition: string;
+  pbm: number;
+  rounded: number;
+  sync: number;
+  psnr: number;
+  pauses: number;
+  primary: string;
+  phonemeShare: unknown;
+  ms: Articulation['timings'] | null;
+}
+
+const rows: Row[] = [];
+for (const clip of values.clips.split(',')) {
+  const video = fixture(`media/${clip}.mp4`);
+  const probe = await probeMedia(video);
+  const v = probe.video!;
+  const fps = clip === 'face_1' ? 30 : Math.round(v.fps ?? 25);
+  const frames = Math.floor(SECONDS * fps);
+  for (const condition of values.conditions.split(',')) {
+    const audio = condition.startsWith('noisy') ? noisy : clean;
+    // Conformed audio as the pipeline makes it: 48 kHz stereo, padded with silence to the clip.
+    const conformed = join(dir, `${clip}-${condition}.wav`);
+    await runFfmpeg([
+      '-i',
+      audio,
+      '-af',
+      'apad',
+      '-t',
+      String(SECONDS),
+      '-ac',
+      '2',
+      '-ar',
+      '48000',
+      conformed,
+    ]);
+    const a = await articulation(condition);
+    const visemes = condition.endsWith('model')
+      ? await visemeModel.run(await readMono(conformed, 16000), 16000)
+      : null;
+    const out = join(dir, `${clip}-${condition}.mp4`);
+    const job: EngineJob = {
+      frames: decodeFrames({
+        inputArgs: ['-i', video],
+        videoFilter: `fps=${fps}`,
+        width: v.width,
+        height: v.height,
+        maxFrames: frames,
+      }),
+      width: v.width,
+      height: v.height,
+      fps,
+      frameCount: frames,
+      audioPath: conformed,
+      activeSpans: null,
+      phonemes: a?.phonemes ?? null,
+      phonemeSpans: a?.trusted ?? null,
+      speech: a?.speech ?? null,
+      visemes,
+      options: normaliseOptions({}, 'lipsync-2'),
+      settings: {},
+      signal: new AbortController().signal,
+    };
+    const run = new CpuEngine().start(job);
+    await encodeFrames(run.frames, {
+      width: v.width,
+      height: v.height,
+      fps: String(fps),
+      outputPath: out,
+      format: 'mp4',
+      audioPath: conformed,
+      durationSeconds: SECONDS,
+    });
+    const report = run.report();
+    const measured = await measureMouth(out);
+    // Sync against the clean speech: what the mouth should follow, whatever the background.
+    const db = await loudnessPerFrame(clean, fps, measured.opening.length);
+    const shapes = phonemeShapes(measured, truth, fps);
+    const row: Row = {
+      clip,
+      condition,
+      pbm: shapes.openRatio,
+      rounded: shapes.widthRatio,
+      sync: syncScore(measured.opening, db).score,
+      psnr: (await psnrOutsideLowerFace(out, video, measured)).psnr,
+      pauses: atSounds(measured.opening, truth, ['sil'], fps, shapes.shutLevel).mean,
+      primary: a?.primary ?? 'acoustic',
+      phonemeShare: report.phonemeShare ?? null,
+      ms: a?.timings ?? null,
+    };
+    rows.push(row);
+    if (!values.json) {
+      const f = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : 'n/a');
+      console.log(
+        `${clip.padEnd(17)} ${condition.padEnd(15)} p/b/m ${f(row.pbm)}  rounded ${f(row.rounded)}  sync ${f(row.sync)}  ` +
+          `PSNR ${row.psnr.toFixed(1)}  pauses ${f(row.pauses)}  ${row.primary} ${String(row.phonemeShare)} ${JSON.stringify(row.ms)}`,
+      );
+    }
+  }
+}
+if (values.json)
+  console.log(JSON.stringify({ sentence: text, noise: values.noise, snr: values.snr, rows }, null, 2));
+await removeTempDir(dir);

@@ -44,9 +44,17 @@ export function formToGenerationBody(form: UploadedForm): Record<string, unknown
   }
   // A file replaces input items of the same type; its assetId is filled in after the idempotency check.
   const input = Array.isArray(body.input) ? (body.input as Record<string, unknown>[]) : [];
+  // The replaced item's own words about the media (refId, an audio transcript) stay with the file.
+  const kept = (type: string) => {
+    const item = input.find((i) => String(i?.type) === type);
+    return {
+      ...(item?.refId !== undefined ? { refId: item.refId } : {}),
+      ...(item?.transcript !== undefined ? { transcript: item.transcript } : {}),
+    };
+  };
   body.input = [
     ...input.filter((i) => !seen.has(String(i?.type))),
-    ...[...seen].map((type) => ({ type, assetId: `${UPLOAD_PREFIX}${type}` })),
+    ...[...seen].map((type) => ({ type, assetId: `${UPLOAD_PREFIX}${type}`, ...kept(type) })),
   ];
   return body;
 }
@@ -75,7 +83,7 @@ export function withUploadedAssets<T extends object>(body: T, assetIds: Readonly
     ...body,
     input: (Array.isArray(input) ? (input as Record<string, unknown>[]) : []).map((i) =>
       typeof i.assetId === 'string' && i.assetId.startsWith(UPLOAD_PREFIX)
-        ? { type: i.type, assetId: assetIds[String(i.type)] }
+        ? { ...i, assetId: assetIds[String(i.type)] }
         : i,
     ),
   };

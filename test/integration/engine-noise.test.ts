@@ -23,7 +23,6 @@ import { detectSpeech } from '../../src/speech/vad.js';
 import { loadVisemeModel, type VisemeResult } from '../../src/speech/viseme-model.js';
 import { concatSamples, mixAtSnr, musicNoise, readMono, writeWav16 } from '../helpers/noise.js';
 import { fixture } from '../helpers/paths.js';
-import { readMono } from '../../src/media/mono.js';
 
 const VIDEO = fixture('media/face_3.mp4');
 const SIZE = 590;

@@ -197,6 +197,7 @@ for (const clip of values.clips.split(',')) {
       activeSpans: null,
       phonemes: a?.phonemes ?? null,
       phonemeSpans: a?.trusted ?? null,
+      phonemesAligned: !!a && a.primary !== 'text',
       speech: a?.speech ?? null,
       visemes,
       options: normaliseOptions({}, 'lipsync-2'),

@@ -37,6 +37,11 @@ export interface EngineJob {
    */
   readonly phonemeSpans?: readonly TimeSpan[] | null;
   /**
+   * The phoneme times were measured on the audio (forced alignment, some 10-30 ms off), not given by
+   * the synthesizer: the engine then holds each lip closure a little longer so it is not missed.
+   */
+  readonly phonemesAligned?: boolean;
+  /**
    * Speech found by voice activity detection (ms, output time): outside it the mouth stays closed,
    * however loud the background. Null or absent: silence is decided by loudness.
    */

@@ -146,6 +146,7 @@ export async function runGeneration(
               : null,
           phonemes: articulation ? inOutputTime(articulation.phonemes, plan) : null,
           phonemeSpans: articulation?.trusted ? inOutputTime(articulation.trusted, plan) : null,
+          phonemesAligned: articulation ? articulation.primary !== 'text' : false,
           speech: articulation?.speech ? inOutputTime(articulation.speech, plan) : null,
           visemes,
           options: req.options,

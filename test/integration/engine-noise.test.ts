@@ -69,6 +69,7 @@ describe('CPU engine in background noise', { timeout: 600_000 }, () => {
       activeSpans: null,
       phonemes: a?.phonemes ?? null,
       phonemeSpans: a?.trusted ?? null,
+      phonemesAligned: !!a && a.primary !== 'text',
       speech: a?.speech ?? null,
       visemes,
       options: normaliseOptions({}, 'lipsync-2'),

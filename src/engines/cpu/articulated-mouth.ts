@@ -5,7 +5,7 @@
 import type { TimeSpan } from '../engine.js';
 import type { AudioFeatures } from './audio-features.js';
 import { mouthFromAudio, type MouthTrack } from './audio-mouth.js';
-import { PHONEME_SHAPE_RANGE, mouthFromPhonemes } from './phoneme-mouth.js';
+import { ALIGNED_CLOSURE_MS, PHONEME_SHAPE_RANGE, mouthFromPhonemes } from './phoneme-mouth.js';
 import type { TimedPhoneme } from '../../speech/types.js';
 import { visemeTrack, type VisemeResult, type VisemeTrack } from '../../speech/viseme-model.js';
 
@@ -67,6 +67,8 @@ export interface MouthInputs {
   temperature: number;
   phonemes?: readonly TimedPhoneme[] | null;
   phonemeSpans?: readonly TimeSpan[] | null;
+  /** Phone times from forced alignment (closures held ALIGNED_CLOSURE_MS). */
+  phonemesAligned?: boolean;
   speech?: readonly TimeSpan[] | null;
   visemes?: VisemeResult | null;
 }
@@ -112,7 +114,10 @@ export function planMouth(inp: MouthInputs): MouthPlan {
   const phonemes = inp.phonemes ?? [];
   if (phonemes.length === 0)
     return { track: fallback, usesPhonemes: false, phonemeShare: null, wideShapes: !!inp.visemes };
-  const shaped = mouthFromPhonemes(phonemes, fps, frames, acoustic, { temperature: inp.temperature });
+  const shaped = mouthFromPhonemes(phonemes, fps, frames, acoustic, {
+    temperature: inp.temperature,
+    closureMs: inp.phonemesAligned ? ALIGNED_CLOSURE_MS : undefined,
+  });
   if (!inp.phonemeSpans) return { track: shaped, usesPhonemes: true, phonemeShare: 1, wideShapes: true };
 
   const w = spanMask(inp.phonemeSpans, fps, frames, PHONEME_MASK);

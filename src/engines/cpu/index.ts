@@ -117,6 +117,7 @@ export class CpuEngine implements LipsyncEngine {
         temperature: job.options.temperature,
         phonemes: job.phonemes,
         phonemeSpans: job.phonemeSpans,
+        phonemesAligned: job.phonemesAligned,
         speech: job.speech,
         visemes: job.visemes,
       });

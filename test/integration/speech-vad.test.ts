@@ -10,8 +10,6 @@ import {
   detectSpeechInSamples,
   loadVadModel,
   segmentProbabilities,
-  speechMaskPerFrame,
-  speechProbabilityPerFrame,
   VadModelError,
   type SpeechSegment,
   type VadResult,
@@ -27,6 +25,7 @@ import {
   segmentIoU,
   whiteNoise,
 } from '../helpers/noise.js';
+import { SPEECH_MASK, spanMask } from '../../src/engines/cpu/articulated-mouth.js';
 import { fixture } from '../helpers/paths.js';
 
 const SR = 16000;
@@ -88,7 +87,7 @@ describe('voice activity detection: real fixtures', () => {
       const r = await detectSpeechInSamples(samples);
       assert.deepEqual(r.segments, [], `${name}: ${JSON.stringify(r.segments)}`);
       assert.ok(
-        speechMaskPerFrame(r, FPS, 125).every((v) => v === 0),
+        spanMask(r.segments, FPS, 125, SPEECH_MASK).every((v) => v === 0),
         name,
       );
     }
@@ -130,13 +129,14 @@ describe('voice activity detection in background noise', () => {
       assert.equal(r.segments.length, clean.segments.length, JSON.stringify(r.segments));
 
       const frames = Math.ceil((clean.durationMs * FPS) / 1000);
-      const mask = speechMaskPerFrame(r, FPS, frames);
-      const soft = speechProbabilityPerFrame(r, FPS, frames);
+      // The mask the engine closes the mouth with.
+      const mask = spanMask(r.segments, FPS, frames, SPEECH_MASK);
       for (const p of pauses(clean.segments, clean.durationMs)) {
         // Leave room for the lead/lag of the mask and the noise's effect on the boundaries.
         for (const i of framesWithin(p.startMs + 300, p.endMs - 300)) {
           assert.equal(mask[i], 0, `mask ${mask[i]} at frame ${i} in pause ${JSON.stringify(p)}`);
-          assert.ok(soft[i] < 0.2, `probability ${soft[i]} at frame ${i} in pause ${JSON.stringify(p)}`);
+          const k = Math.floor((i * 1000) / FPS / r.frameMs);
+          assert.ok(r.probabilities[k] < 0.2, `probability ${r.probabilities[k]} at frame ${i} in pause`);
         }
       }
       for (const s of clean.segments) {
@@ -210,50 +210,5 @@ describe('voice activity detection: options, mask and errors', () => {
     // Speech running to the end closes at the end of the audio.
     const open = new Float32Array(20).fill(0.9);
     assert.deepEqual(segmentProbabilities(open, 640), [{ startMs: 0, endMs: 640 }]);
-  });
-
-  it('the frame mask opens ahead of the onset and closes shortly after the end', () => {
-    const r: VadResult = {
-      frameMs: 32,
-      probabilities: new Float32Array(100),
-      segments: [{ startMs: 1000, endMs: 2000 }],
-      durationMs: 3200,
-    };
-    // 25 fps: frame i shows [40 i, 40 i + 40) ms. Defaults: lead 80, lag 60, ramps of 60 ms.
-    const m = speechMaskPerFrame(r, 25, 80);
-    assert.equal(m.length, 80);
-    // Fully open over [920, 2060] (onset - lead, end + lag), ramps over the 60 ms either side.
-    assert.equal(m[20], 0); // [800, 840): 80 ms before 920
-    assert.ok(Math.abs(m[21] - 1 / 3) < 1e-6, `${m[21]}`); // [840, 880): 40 ms before
-    assert.equal(m[22], 1); // [880, 920) reaches 920
-    assert.equal(m[23], 1);
-    assert.equal(m[50], 1); // [2000, 2040) inside the lag
-    assert.equal(m[51], 1); // [2040, 2080) starts before 2060
-    assert.ok(Math.abs(m[52] - 2 / 3) < 1e-6, `${m[52]}`); // [2080, 2120): 20 ms past 2060
-    assert.equal(m[53], 0); // 60 ms past
-    assert.equal(m[79], 0);
-    // Frames beyond the audio, and an empty result, give zeros.
-    assert.ok(
-      speechMaskPerFrame(r, 25, 200)
-        .slice(80)
-        .every((v) => v === 0),
-    );
-    assert.ok(speechMaskPerFrame({ ...r, segments: [] }, 25, 10).every((v) => v === 0));
-    assert.deepEqual(
-      Array.from(speechMaskPerFrame(r, 25, 80, { leadMs: 0, lagMs: 0, rampMs: 0 }).slice(24, 26)),
-      [0, 1],
-    );
-  });
-
-  it('the per-frame probability rises ahead of the sound and decays after it', () => {
-    const probabilities = new Float32Array(100);
-    probabilities.fill(0.9, 40, 50); // 1280-1600 ms
-    const r: VadResult = { frameMs: 32, probabilities, segments: [], durationMs: 3200 };
-    const soft = speechProbabilityPerFrame(r, 25, 80);
-    // 25 fps, lead 80 ms, lag 60 ms.
-    assert.equal(soft[29], 0); // [1160, 1200) + 80 ms ends at 1280: not yet
-    assert.ok(Math.abs(soft[30] - 0.9) < 1e-6); // [1200, 1240) + 80 ms reaches 1320
-    assert.ok(Math.abs(soft[41] - 0.9) < 1e-6); // [1640, 1680) - 60 ms starts at 1580 < 1600
-    assert.equal(soft[42], 0); // [1680, 1720) - 60 ms starts at 1620
   });
 });

@@ -235,7 +235,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     problems.push('LIPSYNC_SIGNING_SECRET must be at least 32 characters');
   }
 
-  const speech = speechConfig(env, problems, url, int, bool);
+  const speech = speechConfig(env, problems, url, int, bool, dataDir);
 
   const config: Config = {
     port,
@@ -287,6 +287,7 @@ function speechConfig(
   url: (name: string, protocols: string[]) => string | null,
   int: (name: string, def: number, min: number, max: number) => number,
   bool: (name: string, def: boolean) => boolean,
+  dataDir: string,
 ): SpeechConfig {
   const str = (name: string): string | null => (env[name] && env[name] !== '' ? (env[name] as string) : null);
   const openaiUrl = url('LIPSYNC_OPENAI_TTS_URL', ['http:', 'https:']);
@@ -332,27 +333,35 @@ function speechConfig(
     elevenlabs,
     cloneVerification: bool('LIPSYNC_VOICE_CLONE_VERIFICATION', false),
     recognition: recognitionConfig(env, problems, url, str),
-    articulation: articulationConfig(env, problems, bool),
+    articulation: articulationConfig(env, problems, bool, dataDir),
   };
 }
 
-/** The viseme model's file name inside LIPSYNC_MODELS_DIR. */
+/** The viseme model's file name inside the models folder. */
 export const VISEME_MODEL_FILE = 'cherry-visemes.onnx';
+
+/** Where model files live: LIPSYNC_MODELS_DIR, else `models` in the data folder. */
+export function modelsDir(env: Env, dataDir: string): string {
+  return env.LIPSYNC_MODELS_DIR ? resolve(env.LIPSYNC_MODELS_DIR) : join(dataDir, 'models');
+}
 
 function articulationConfig(
   env: Env,
   problems: string[],
   bool: (name: string, def: boolean) => boolean,
+  dataDir: string,
 ): SpeechConfig['articulation'] {
   const mode = env.LIPSYNC_ARTICULATION || 'auto';
   if (mode !== 'auto' && mode !== 'acoustic')
     problems.push(`LIPSYNC_ARTICULATION=${JSON.stringify(mode)} must be auto or acoustic`);
-  const dir = env.LIPSYNC_MODELS_DIR;
-  const visemeModel = dir ? join(resolve(dir), VISEME_MODEL_FILE) : null;
-  if (visemeModel && !existsSync(visemeModel))
-    problems.push(
-      `LIPSYNC_MODELS_DIR has no ${VISEME_MODEL_FILE} (download it with its checksum, docs/engine.md)`,
-    );
+  // An explicit folder must hold the model; the default folder is used once `lipsync models
+  // download` has put it there.
+  let visemeModel: string | null = join(modelsDir(env, dataDir), VISEME_MODEL_FILE);
+  if (!existsSync(visemeModel)) {
+    if (env.LIPSYNC_MODELS_DIR)
+      problems.push(`LIPSYNC_MODELS_DIR has no ${VISEME_MODEL_FILE} (lipsync models download)`);
+    visemeModel = null;
+  }
   return {
     mode: mode === 'acoustic' ? 'acoustic' : 'auto',
     recognize: bool('LIPSYNC_ARTICULATION_RECOGNIZE', true),

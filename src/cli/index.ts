@@ -11,6 +11,7 @@ import { ClientError, serverUrl } from './http.js';
 import { registerSpeechCommands } from './speech.js';
 import { registerDialogueCommands } from './dialogue.js';
 import { registerOperatorCommands } from './operator.js';
+import { registerModelCommands } from './models.js';
 
 class CliExit extends Error {
   constructor(readonly code: number) {
@@ -266,6 +267,7 @@ export function buildProgram(): Command {
 
   registerSpeechCommands(program, org, { print, withServices });
   registerDialogueCommands(program, print);
+  registerModelCommands(program, print);
 
   return program;
 }

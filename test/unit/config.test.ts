@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { fixture } from '../helpers/paths.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -228,5 +229,20 @@ describe('config: HTTP timeouts', () => {
     const p = problemsOf({ LIPSYNC_CONNECTION_TIMEOUT_SECONDS: '300', LIPSYNC_FETCH_TIMEOUT_SECONDS: '300' });
     assert.equal(p.length, 1);
     assert.match(p[0], /^LIPSYNC_CONNECTION_TIMEOUT_SECONDS .*LIPSYNC_FETCH_TIMEOUT_SECONDS/);
+  });
+});
+
+describe('articulation config', () => {
+  test('defaults: auto, recognition on, no viseme model unless the models folder holds it', () => {
+    const c = loadConfig({ LIPSYNC_DATA_DIR: '/nonexistent-lipsync-data' });
+    assert.deepEqual(c.speech.articulation, { mode: 'auto', recognize: true, visemeModel: null });
+  });
+  test('a models folder with the viseme model is used; one without it, or a bad mode, is refused', () => {
+    const dir = fixture('models');
+    const c = loadConfig({ LIPSYNC_MODELS_DIR: dir, LIPSYNC_ARTICULATION: 'acoustic' });
+    assert.equal(c.speech.articulation.visemeModel, resolve(dir, 'cherry-visemes.onnx'));
+    assert.equal(c.speech.articulation.mode, 'acoustic');
+    assert.match(problemsOf({ LIPSYNC_MODELS_DIR: '/nonexistent-models' })[0], /has no cherry-visemes\.onnx/);
+    assert.match(problemsOf({ LIPSYNC_ARTICULATION: 'neural' })[0], /LIPSYNC_ARTICULATION/);
   });
 });

@@ -30,8 +30,6 @@ export interface AudioMouthOptions {
   releaseMs?: number;
   /** Loudness range (dB) between the gate and the speech level (default 28). */
   rangeDb?: number;
-  /** Per-frame open values (0..1) from a viseme model; replaces the loudness-driven opening when given. */
-  modelOpen?: Float32Array | null;
   /**
    * Per-frame speech (0..1) from voice activity detection: outside it the mouth stays closed however
    * loud the background, and the gate sits above the background's own level. Null: loudness decides.
@@ -202,9 +200,7 @@ export function mouthFromAudio(measured: AudioFeatures, opts: AudioMouthOptions 
     const l = level[t];
     // Fricatives (s, f, sh): energy above 2.5 kHz dominates; the teeth stay close together.
     const fric = clamp((f.high[t] - Math.max(f.low[t], f.mid[t]) + 3) / 12, 0, 1);
-    let o = opts.modelOpen ? opts.modelOpen[t] : 0.62 * Math.pow(l, 1.3) * (1 - 0.45 * fric);
-    o *= l > 0 || opts.modelOpen ? 1 : 0;
-    raw[t] = o;
+    raw[t] = l > 0 ? 0.62 * Math.pow(l, 1.3) * (1 - 0.45 * fric) : 0;
     const voicedWeight = clamp((l - 0.2) / 0.4, 0, 1) * (1 - fric);
     const cz = (tilt[t] - cMid) / cSpread;
     rawRound[t] = clamp(-cz * 0.8, 0, 1) * voicedWeight;
@@ -219,7 +215,7 @@ export function mouthFromAudio(measured: AudioFeatures, opts: AudioMouthOptions 
   const smoothRound = smoothBothWays(rawRound, f.fps, 70);
   // Closures cut through the smoothed opening: the lips shut for the stop and the opening springs
   // back with the release (the smoothing state is untouched, so it reopens at once).
-  const closure = opts.modelOpen ? new Float32Array(n) : stopClosures(f.hopDb, gate, f.fps, n);
+  const closure = stopClosures(f.hopDb, gate, f.fps, n);
   // Not quite shut: for t, d, k the lips stay a little apart.
   for (let t = 0; t < n; t++) {
     const inSpeech = vad ? (t < vad.length ? vad[t] : 0) : 1;

@@ -41,7 +41,9 @@ describe('lipsync generate', { timeout: 180_000 }, () => {
       ffmpeg(['-i', fixture('media/speech_short.wav'), '-t', '2', speech]),
       ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=160x120:rate=25', '-t', '1', nofaces]),
     ]);
-    dep = await createDeployment({ env: { LIPSYNC_WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn' } });
+    dep = await createDeployment({
+      env: { LIPSYNC_WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn', LIPSYNC_ARTICULATION_RECOGNIZE: '1' },
+    });
     server = await startServer({ env: { ...dep.env } });
     org = await cliOrg(dep.env);
   });

@@ -69,7 +69,9 @@ describe(
         'aac',
         face,
       ]);
-      dep = await createDeployment({ env: { LIPSYNC_WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn' } });
+      dep = await createDeployment({
+        env: { LIPSYNC_WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn', LIPSYNC_ARTICULATION_RECOGNIZE: '1' },
+      });
       server = await startServer({ env: { ...dep.env } });
       org = await cliOrg(dep.env);
       video = await uploadOverHttp(server, org, face);

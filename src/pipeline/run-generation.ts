@@ -76,7 +76,11 @@ export async function runGeneration(
         visual = { ...visual, probe: edited.probe };
       }
       // What is said when (voice activity, words, phones) is worked out on the audio input while the
-      // video is conformed: the two use different tools and the machine's two cores.
+      // video is conformed: the two use different tools and the machine's two cores. Its own abort
+      // signal stops it when the conform fails, before the temp folder goes.
+      const articulationAbort = new AbortController();
+      const stopArticulation = () => articulationAbort.abort(ctx.signal.reason);
+      ctx.signal.addEventListener('abort', stopArticulation, { once: true });
       const articulating = binding.engine.passthrough
         ? Promise.resolve(null)
         : articulationFor(
@@ -86,11 +90,11 @@ export async function runGeneration(
               timeline: input.audio.timeline ?? null,
               transcript: req.audio.transcript ?? edit?.transcript ?? null,
               workDir: dir,
-              signal: ctx.signal,
+              signal: articulationAbort.signal,
             },
             speech,
           );
-      // Settled at once so a conform failure never leaves it unobserved.
+      // Observed at once so a conform failure never leaves a rejection unhandled.
       articulating.catch(() => undefined);
       const prepared = await prepareConform(
         {
@@ -107,13 +111,20 @@ export async function runGeneration(
         },
         dir,
         { signal: ctx.signal, onProgress: (f) => ctx.progress(2 + f * 18) },
-      );
+      ).catch(async (err: unknown) => {
+        articulationAbort.abort();
+        await articulating.catch(() => undefined);
+        throw err;
+      });
       const { plan } = prepared;
-      const articulation = await articulating;
+      const articulation = await articulating.finally(() =>
+        ctx.signal.removeEventListener('abort', stopArticulation),
+      );
       // The viseme model reads the conformed audio: its rows are then in output time already.
-      const visemes = speech?.visemes
-        ? await visemesOrNull(speech.visemes, prepared.audioPath, ctx.signal)
-        : null;
+      const visemes =
+        speech?.visemes && !binding.engine.passthrough
+          ? await visemesOrNull(speech.visemes, prepared.audioPath, ctx.signal)
+          : null;
       const out = join(dir, `output.${format}`);
       let report: EngineReport;
       if (binding.engine.passthrough) {

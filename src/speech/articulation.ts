@@ -164,9 +164,11 @@ export function mergeSpans(
     confidence: w.confidence,
   }));
   // Speech no word covers is acoustic, with no confidence to speak of.
+  const byStart = [...raw].sort((a, b) => a.startMs - b.startMs);
   for (const s of speech ?? (words.length ? [] : [{ startMs: 0, endMs: durationMs }])) {
     let at = s.startMs;
-    for (const w of [...raw].sort((a, b) => a.startMs - b.startMs)) {
+    for (const w of byStart) {
+      if (w.startMs >= s.endMs) break;
       if (w.endMs <= at || w.startMs >= s.endMs) continue;
       if (w.startMs - at >= 100)
         raw.push({ startMs: at, endMs: w.startMs, source: 'acoustic', confidence: 0 });

@@ -16,8 +16,6 @@
 // at every sound of the true timeline. Needs the fixtures (LIPSYNC_FIXTURES_DIR or ../shared/fixtures).
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { normaliseOptions } from '../src/domain/generation-request.js';
-import { CpuEngine } from '../src/engines/cpu/index.js';
 import { atSounds, phonemeShapes } from '../src/engines/cpu/phoneme-quality.js';
 import {
   loudnessPerFrame,
@@ -25,28 +23,17 @@ import {
   psnrOutsideLowerFace,
   syncScore,
 } from '../src/engines/cpu/quality.js';
-import type { EngineJob } from '../src/engines/engine.js';
-import { runFfmpeg } from '../src/media/ffmpeg.js';
-import { decodeFrames, encodeFrames } from '../src/media/frames.js';
 import { probeMedia } from '../src/media/probe.js';
 import { makeTempDir, removeTempDir } from '../src/media/tempdir.js';
 import { articulate, type Articulation } from '../src/speech/articulation.js';
 import { alignTranscript } from '../src/speech/align.js';
-import { LocalSynthesisProvider } from '../src/speech/local-provider.js';
 import { LocalRecognitionProvider } from '../src/speech/recognition/local.js';
 import type { TimedPhoneme } from '../src/speech/types.js';
 import { detectSpeech } from '../src/speech/vad.js';
 import { loadVisemeModel } from '../src/speech/viseme-model.js';
 import { fixture } from '../test/helpers/paths.js';
-import {
-  brownNoise,
-  concatSamples,
-  mixAtSnr,
-  musicNoise,
-  pinkNoise,
-  readMono,
-  writeWav16,
-} from '../test/helpers/noise.js';
+import { driveEngine, recordingWithLead } from '../test/helpers/engine-drive.js';
+import { brownNoise, mixAtSnr, musicNoise, pinkNoise, readMono, writeWav16 } from '../test/helpers/noise.js';
 
 const CLIPS = [
   'face_1',
@@ -78,28 +65,11 @@ const { values } = parseArgs({
 
 const dir = await makeTempDir('articulation-eval');
 const text = SENTENCES[values.sentence] ?? values.sentence;
-const synth = await new LocalSynthesisProvider().synthesize({
-  text,
-  providerVoiceId: 'slt-hts',
-  settings: {},
-  workDir: dir,
-});
 // The recording starts with a pause of LEAD_MS, so closure in pauses is measured in noise too.
 const LEAD_MS = 700;
-const truth: TimedPhoneme[] = [
-  { phone: 'sil', startMs: 0, endMs: LEAD_MS },
-  ...synth.timeline.phonemes.map((p) => ({ ...p, startMs: p.startMs + LEAD_MS, endMs: p.endMs + LEAD_MS })),
-];
-const timeline = {
-  words: synth.timeline.words.map((w) => ({ ...w, startMs: w.startMs + LEAD_MS, endMs: w.endMs + LEAD_MS })),
-  phonemes: truth,
-};
-const clean16 = concatSamples([
-  new Float32Array((LEAD_MS * 16000) / 1000),
-  await readMono(synth.audioPath, 16000),
-]);
-const clean = join(dir, 'clean.wav');
-await writeWav16(clean, clean16, 16000);
+const rec = await recordingWithLead(text, LEAD_MS, dir);
+const { truth: timeline, samples: clean16, path: clean } = rec;
+const truth: TimedPhoneme[] = timeline.phonemes;
 const noiseOf: Record<string, (n: number) => Float32Array> = {
   music: (n) => musicNoise(n, 16000, 7),
   pink: (n) => pinkNoise(n, 7),
@@ -158,63 +128,25 @@ for (const clip of values.clips.split(',')) {
   const probe = await probeMedia(video);
   const v = probe.video!;
   const fps = clip === 'face_1' ? 30 : Math.round(v.fps ?? 25);
-  const frames = Math.floor(SECONDS * fps);
   for (const condition of values.conditions.split(',')) {
     const audio = condition.startsWith('noisy') ? noisy : clean;
-    // Conformed audio as the pipeline makes it: 48 kHz stereo, padded with silence to the clip.
-    const conformed = join(dir, `${clip}-${condition}.wav`);
-    await runFfmpeg([
-      '-i',
-      audio,
-      '-af',
-      'apad',
-      '-t',
-      String(SECONDS),
-      '-ac',
-      '2',
-      '-ar',
-      '48000',
-      conformed,
-    ]);
     const a = await articulation(condition);
     const visemes = condition.endsWith('model')
-      ? await visemeModel.run(await readMono(conformed, 16000), 16000)
+      ? await visemeModel.run(await readMono(audio, 16000), 16000)
       : null;
-    const out = join(dir, `${clip}-${condition}.mp4`);
-    const job: EngineJob = {
-      frames: decodeFrames({
-        inputArgs: ['-i', video],
-        videoFilter: `fps=${fps}`,
-        width: v.width,
-        height: v.height,
-        maxFrames: frames,
-      }),
+    const { out, report } = await driveEngine({
+      video,
       width: v.width,
       height: v.height,
       fps,
-      frameCount: frames,
-      audioPath: conformed,
-      activeSpans: null,
-      phonemes: a?.phonemes ?? null,
-      phonemeSpans: a?.trusted ?? null,
-      phonemesAligned: !!a && a.primary !== 'text',
-      speech: a?.speech ?? null,
+      seconds: SECONDS,
+      audio,
+      dir,
+      name: `${clip}-${condition}`,
+      videoFilter: `fps=${fps}`,
+      articulation: a,
       visemes,
-      options: normaliseOptions({}, 'lipsync-2'),
-      settings: {},
-      signal: new AbortController().signal,
-    };
-    const run = new CpuEngine().start(job);
-    await encodeFrames(run.frames, {
-      width: v.width,
-      height: v.height,
-      fps: String(fps),
-      outputPath: out,
-      format: 'mp4',
-      audioPath: conformed,
-      durationSeconds: SECONDS,
     });
-    const report = run.report();
     const measured = await measureMouth(out);
     // Sync against the clean speech: what the mouth should follow, whatever the background.
     const db = await loudnessPerFrame(clean, fps, measured.opening.length);

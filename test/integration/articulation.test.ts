@@ -11,11 +11,11 @@ import { after, before, describe, it } from 'node:test';
 import { makeTempDir, removeTempDir } from '../../src/media/tempdir.js';
 import { alignTranscript } from '../../src/speech/align.js';
 import { MIN_CONFIDENCE, articulate, type ArticulationDeps } from '../../src/speech/articulation.js';
-import { LocalSynthesisProvider } from '../../src/speech/local-provider.js';
 import { LocalRecognitionProvider } from '../../src/speech/recognition/local.js';
 import type { SpeechTimeline } from '../../src/speech/types.js';
 import { detectSpeech } from '../../src/speech/vad.js';
-import { concatSamples, mixAtSnr, musicNoise, readMono, writeWav16 } from '../helpers/noise.js';
+import { mixAtSnr, musicNoise, writeWav16 } from '../helpers/noise.js';
+import { recordingWithLead } from '../helpers/engine-drive.js';
 
 const TEXT = 'Bob bought a map. Pam ate pie by the blue boat. We see two cool moons.';
 /** Silence before the speech, ms. */
@@ -41,33 +41,12 @@ describe('articulation of recordings', { timeout: 300_000 }, () => {
 
   before(async () => {
     dir = await makeTempDir('articulation-test');
-    const synth = await new LocalSynthesisProvider().synthesize({
-      text: TEXT,
-      providerVoiceId: 'slt-hts',
-      settings: {},
-      workDir: dir,
-    });
-    truth = {
-      words: synth.timeline.words.map((w) => ({
-        ...w,
-        startMs: w.startMs + LEAD_MS,
-        endMs: w.endMs + LEAD_MS,
-      })),
-      phonemes: synth.timeline.phonemes.map((p) => ({
-        ...p,
-        startMs: p.startMs + LEAD_MS,
-        endMs: p.endMs + LEAD_MS,
-      })),
-    };
-    const samples = concatSamples([
-      new Float32Array((LEAD_MS * 16000) / 1000),
-      await readMono(synth.audioPath),
-    ]);
-    durationMs = Math.round(samples.length / 16);
-    clean = join(dir, 'clean.wav');
+    const rec = await recordingWithLead(TEXT, LEAD_MS, dir);
+    truth = rec.truth;
+    durationMs = rec.durationMs;
+    clean = rec.path;
     noisy = join(dir, 'noisy.wav');
-    await writeWav16(clean, samples);
-    await writeWav16(noisy, mixAtSnr(samples, musicNoise(samples.length, 16000, 3), 10));
+    await writeWav16(noisy, mixAtSnr(rec.samples, musicNoise(rec.samples.length, 16000, 3), 10));
   });
   after(async () => {
     if (dir) await removeTempDir(dir);

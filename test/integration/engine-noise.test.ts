@@ -8,27 +8,22 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { normaliseOptions } from '../../src/domain/generation-request.js';
-import { CpuEngine } from '../../src/engines/cpu/index.js';
 import { phonemeShapes } from '../../src/engines/cpu/phoneme-quality.js';
 import { loudnessPerFrame, measureMouth, syncScore } from '../../src/engines/cpu/quality.js';
-import { runFfmpeg } from '../../src/media/ffmpeg.js';
-import { decodeFrames, encodeFrames } from '../../src/media/frames.js';
 import { makeTempDir, removeTempDir } from '../../src/media/tempdir.js';
 import { alignTranscript } from '../../src/speech/align.js';
 import { articulate, type Articulation } from '../../src/speech/articulation.js';
-import { LocalSynthesisProvider } from '../../src/speech/local-provider.js';
 import type { TimedPhoneme } from '../../src/speech/types.js';
 import { detectSpeech } from '../../src/speech/vad.js';
 import { loadVisemeModel, type VisemeResult } from '../../src/speech/viseme-model.js';
-import { concatSamples, mixAtSnr, musicNoise, readMono, writeWav16 } from '../helpers/noise.js';
+import { mixAtSnr, musicNoise, readMono, writeWav16 } from '../helpers/noise.js';
+import { driveEngine, recordingWithLead } from '../helpers/engine-drive.js';
 import { fixture } from '../helpers/paths.js';
 
 const VIDEO = fixture('media/face_3.mp4');
 const SIZE = 590;
 const FPS = 25;
 const SECONDS = 4.9;
-const FRAMES = Math.floor(SECONDS * FPS);
 const LEAD_MS = 700;
 const TEXT = 'Bob bought a map. Pam ate pie by the blue boat. We see two cool moons.';
 
@@ -44,46 +39,17 @@ describe('CPU engine in background noise', { timeout: 600_000 }, () => {
     a: Articulation | null,
     visemes: VisemeResult | null = null,
   ) {
-    const conformed = join(dir, `${name}-conformed.wav`);
-    await runFfmpeg([
-      '-i',
-      audio,
-      '-af',
-      'apad',
-      '-t',
-      String(SECONDS),
-      '-ac',
-      '2',
-      '-ar',
-      '48000',
-      conformed,
-    ]);
-    const out = join(dir, `${name}.mp4`);
-    const run = new CpuEngine().start({
-      frames: decodeFrames({ inputArgs: ['-i', VIDEO], width: SIZE, height: SIZE, maxFrames: FRAMES }),
+    const { out, report } = await driveEngine({
+      video: VIDEO,
       width: SIZE,
       height: SIZE,
       fps: FPS,
-      frameCount: FRAMES,
-      audioPath: conformed,
-      activeSpans: null,
-      phonemes: a?.phonemes ?? null,
-      phonemeSpans: a?.trusted ?? null,
-      phonemesAligned: !!a && a.primary !== 'text',
-      speech: a?.speech ?? null,
+      seconds: SECONDS,
+      audio,
+      dir,
+      name,
+      articulation: a,
       visemes,
-      options: normaliseOptions({}, 'lipsync-2'),
-      settings: {},
-      signal: new AbortController().signal,
-    });
-    await encodeFrames(run.frames, {
-      width: SIZE,
-      height: SIZE,
-      fps: String(FPS),
-      outputPath: out,
-      format: 'mp4',
-      audioPath: conformed,
-      durationSeconds: SECONDS,
     });
     const measured = await measureMouth(out);
     const shapes = phonemeShapes(measured, truth, FPS);
@@ -94,7 +60,7 @@ describe('CPU engine in background noise', { timeout: 600_000 }, () => {
       pause.push(measured.opening[t] - shapes.shutLevel);
     const db = await loudnessPerFrame(clean, FPS, measured.opening.length);
     return {
-      report: run.report(),
+      report,
       shapes,
       pause: pause.reduce((s, x) => s + x, 0) / pause.length,
       sync: syncScore(measured.opening, db).score,
@@ -103,25 +69,11 @@ describe('CPU engine in background noise', { timeout: 600_000 }, () => {
 
   before(async () => {
     dir = await makeTempDir('engine-noise-test');
-    const synth = await new LocalSynthesisProvider().synthesize({
-      text: TEXT,
-      providerVoiceId: 'slt-hts',
-      settings: {},
-      workDir: dir,
-    });
-    truth = synth.timeline.phonemes.map((p) => ({
-      ...p,
-      startMs: p.startMs + LEAD_MS,
-      endMs: p.endMs + LEAD_MS,
-    }));
-    const samples = concatSamples([
-      new Float32Array((LEAD_MS * 16000) / 1000),
-      await readMono(synth.audioPath),
-    ]);
-    clean = join(dir, 'clean.wav');
+    const rec = await recordingWithLead(TEXT, LEAD_MS, dir);
+    truth = rec.truth.phonemes;
+    clean = rec.path;
     noisy = join(dir, 'noisy.wav');
-    await writeWav16(clean, samples);
-    await writeWav16(noisy, mixAtSnr(samples, musicNoise(samples.length, 16000, 11), 10));
+    await writeWav16(noisy, mixAtSnr(rec.samples, musicNoise(rec.samples.length, 16000, 11), 10));
   });
   after(async () => {
     if (dir) await removeTempDir(dir);

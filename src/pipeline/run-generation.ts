@@ -91,6 +91,8 @@ export async function runGeneration(
               transcript: req.audio.transcript ?? edit?.transcript ?? null,
               workDir: dir,
               signal: articulationAbort.signal,
+              onProblem: (step, err) =>
+                ctx.logger.warn({ err, step }, 'articulation step failed; a simpler source was used'),
             },
             speech,
           );

@@ -66,6 +66,11 @@ export interface ArticulationInput {
   transcript?: string | null;
   workDir: string;
   signal?: AbortSignal;
+  /**
+   * Told what failed and why, for the operator's log: the notes clients see say only what was used
+   * instead (tool messages carry paths and stderr).
+   */
+  onProblem?: (step: string, err: unknown) => void;
 }
 
 /** Words below this confidence do not drive the mouth: their span gets the acoustic shapes. */
@@ -242,7 +247,8 @@ export async function articulate(input: ArticulationInput, deps: ArticulationDep
     [speech, timings.vadMs] = await timed(() => deps.detectSpeech(input.audioPath, input.signal));
   } catch (err) {
     input.signal?.throwIfAborted();
-    notes.push(`voice activity detection unavailable (${(err as Error).message}): silence from loudness`);
+    input.onProblem?.('voice activity detection', err);
+    notes.push('voice activity detection was unavailable: silence was taken from loudness');
   }
   const finish = (words: ScoredWord[]): Articulation => {
     const spans = mergeSpans(words, speech, input.durationMs);
@@ -270,7 +276,8 @@ export async function articulate(input: ArticulationInput, deps: ArticulationDep
       );
     } catch (err) {
       input.signal?.throwIfAborted();
-      notes.push(`the transcript could not be aligned to the audio (${(err as Error).message})`);
+      input.onProblem?.('transcript alignment', err);
+      notes.push('the transcript could not be aligned to the audio');
     }
   }
   // Measured on the fixture faces (docs/engine.md): without a transcript the viseme model's lips beat
@@ -290,7 +297,8 @@ export async function articulate(input: ArticulationInput, deps: ArticulationDep
     timings.recognitionMs += ms;
   } catch (err) {
     input.signal?.throwIfAborted();
-    notes.push(`recognition failed (${(err as Error).message}): acoustic mouth shapes`);
+    input.onProblem?.('recognition', err);
+    notes.push('the words could not be recognized: acoustic mouth shapes');
     return finish([]);
   }
   const [refined, ms] = await timed(() =>

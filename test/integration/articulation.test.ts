@@ -112,18 +112,32 @@ describe('articulation of recordings', { timeout: 300_000 }, () => {
     assert.notEqual(a.primary, 'alignment');
     assert.ok(a.notes.length >= 1, 'a note says why the transcript was not used');
     assert.ok(a.spans.every((s) => s.source === 'acoustic'));
+    // Notes reach clients: no file paths or tool output in them.
+    assert.ok(
+      a.notes.every((n) => !n.includes('/')),
+      a.notes.join(' | '),
+    );
   });
 
-  it('without voice activity detection it still works, and says so', async () => {
+  it('without voice activity detection it still works, and says so (the cause goes to the log only)', async () => {
+    const problems: string[] = [];
     const a = await articulate(
-      { audioPath: clean, durationMs, transcript: TEXT, workDir: dir },
+      {
+        audioPath: clean,
+        durationMs,
+        transcript: TEXT,
+        workDir: dir,
+        onProblem: (step, err) => problems.push(`${step}: ${(err as Error).message}`),
+      },
       {
         ...tools,
-        detectSpeech: () => Promise.reject(new Error('model missing')),
+        detectSpeech: () => Promise.reject(new Error('model missing at /opt/models/silero.onnx')),
       },
     );
     assert.equal(a.speech, null);
     assert.equal(a.primary, 'alignment');
-    assert.match(a.notes.join(' '), /voice activity detection unavailable/);
+    assert.match(a.notes.join(' '), /voice activity detection was unavailable/);
+    assert.doesNotMatch(a.notes.join(' '), /silero|\/opt/);
+    assert.deepEqual(problems, ['voice activity detection: model missing at /opt/models/silero.onnx']);
   });
 });

@@ -16,12 +16,16 @@ export function concatSamples(parts: readonly Float32Array[]): Float32Array {
   return out;
 }
 
-/** The first audio stream as mono float samples at `sampleRate` (ffmpeg). */
-export async function readMono(
+/**
+ * The first audio stream of any file as mono float blocks at `sampleRate`, handed to `use` while a
+ * decoded copy exists (memory does not grow with the length unless `use` keeps the blocks).
+ */
+export async function withMonoBlocks<T>(
   path: string,
-  sampleRate = 16000,
-  opts: { signal?: AbortSignal } = {},
-): Promise<Float32Array> {
+  sampleRate: number,
+  opts: { signal?: AbortSignal },
+  use: (blocks: AsyncIterable<Float32Array>) => Promise<T>,
+): Promise<T> {
   return withTempDir(
     'read-mono',
     async (dir) => {
@@ -30,10 +34,21 @@ export async function readMono(
         ['-i', path, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', String(sampleRate), '-c:a', 'pcm_f32le', wav],
         { signal: opts.signal, timeoutMs: 600_000 },
       );
-      const blocks: Float32Array[] = [];
-      for await (const block of readWavMono(wav)) blocks.push(block);
-      return concatSamples(blocks);
+      return use(readWavMono(wav));
     },
     { signal: opts.signal },
   );
+}
+
+/** The first audio stream as mono float samples at `sampleRate` (ffmpeg), all at once. */
+export async function readMono(
+  path: string,
+  sampleRate = 16000,
+  opts: { signal?: AbortSignal } = {},
+): Promise<Float32Array> {
+  return withMonoBlocks(path, sampleRate, opts, async (blocks) => {
+    const all: Float32Array[] = [];
+    for await (const block of blocks) all.push(block);
+    return concatSamples(all);
+  });
 }

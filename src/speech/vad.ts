@@ -7,9 +7,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
-import { readWavMono } from '../engines/cpu/wav.js';
-import { runFfmpeg } from '../media/ffmpeg.js';
-import { withTempDir } from '../media/tempdir.js';
+import { withMonoBlocks } from '../media/mono.js';
 
 export const VAD_SAMPLE_RATE = 16000;
 /** Samples per model window at 16 kHz (32 ms). */
@@ -285,29 +283,5 @@ export function detectSpeechInSamples(samples: Float32Array, opts: VadOptions = 
 export async function detectSpeech(path: string, opts: VadOptions = {}): Promise<VadResult> {
   // Load the model first so a missing model fails before any decoding work.
   await sharedModel();
-  return withTempDir(
-    'vad',
-    async (dir) => {
-      const wav = join(dir, 'mono16k.wav');
-      await runFfmpeg(
-        [
-          '-i',
-          path,
-          '-map',
-          '0:a:0',
-          '-vn',
-          '-ac',
-          '1',
-          '-ar',
-          String(VAD_SAMPLE_RATE),
-          '-c:a',
-          'pcm_f32le',
-          wav,
-        ],
-        { signal: opts.signal, timeoutMs: 600_000 },
-      );
-      return runVad(readWavMono(wav), opts);
-    },
-    { signal: opts.signal },
-  );
+  return withMonoBlocks(path, VAD_SAMPLE_RATE, { signal: opts.signal }, (blocks) => runVad(blocks, opts));
 }

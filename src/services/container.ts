@@ -26,6 +26,7 @@ import { TranscriptionService } from './transcriptions.js';
 import { DialogueEditService } from './dialogue-edits.js';
 import { dialogueEditHandler } from '../handlers/dialogue-edit.js';
 import { articulationTools } from '../speech/articulation-tools.js';
+import type { ArticulationDeps } from '../speech/articulation.js';
 import { createRecognizer } from '../speech/recognition/registry.js';
 import { SpeechService } from './speech.js';
 import { TtsService } from './tts.js';
@@ -92,6 +93,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     bus = new SqliteEventBus((since, ids) => store.generations.changedSince(since, ids));
   }
   let engines: EngineRegistry | null = null;
+  let articulation: ArticulationDeps | null | undefined;
   const speech = new SpeechService(
     config,
     store,
@@ -105,7 +107,8 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
         store,
         prices,
         engines: () => (engines ??= EngineRegistry.fromFile(config.enginesFile, config.defaultEngine)),
-        articulation: () => articulationTools(config.speech, { allowPrivate: config.allowPrivateUrls }),
+        articulation: () =>
+          (articulation ??= articulationTools(config.speech, { allowPrivate: config.allowPrivateUrls })),
       }),
     )
     .register(ttsHandler({ store, speech: () => speech }))

@@ -1,8 +1,7 @@
 // Multipart POST /v2/generate: the form becomes the same request body as JSON (rule 2 of Create
 // Generation: each uploaded file is saved as an asset and passed by assetId), with the files'
 // hashes in the idempotency fingerprint.
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { sha256File } from '../file-hash.js';
 import { AppError } from '../domain/errors.js';
 
 export const GENERATION_FILE_FIELDS = ['video', 'image', 'audio'] as const;
@@ -57,16 +56,6 @@ export function formToGenerationBody(form: UploadedForm): Record<string, unknown
     ...[...seen].map((type) => ({ type, assetId: `${UPLOAD_PREFIX}${type}`, ...kept(type) })),
   ];
   return body;
-}
-
-function sha256File(path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const h = createHash('sha256');
-    createReadStream(path)
-      .on('data', (c) => h.update(c))
-      .on('error', reject)
-      .on('end', () => resolve(h.digest('hex')));
-  });
 }
 
 /** The idempotency fingerprint of a form request: the body plus the content of every file. */

@@ -2,12 +2,13 @@
 // where each comes from upstream, its checksum, and a download that writes the file only once its
 // checksum matches. `lipsync models download` runs it; LIPSYNC_MODELS_DIR points the service at them.
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { guardedRequest } from '../media/http-client.js';
+import { sha256File } from '../file-hash.js';
 import { VISEME_MODEL_FILE } from '../config.js';
 
 export interface ModelFile {
@@ -38,9 +39,7 @@ export async function fileSha256(path: string): Promise<string | null> {
   } catch {
     return null;
   }
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
+  return sha256File(path);
 }
 
 export interface DownloadOptions {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { concatSamples } from '../../src/media/mono.js';
 import { readWavInfo, readWavMono } from '../../src/engines/cpu/wav.js';
 import { runFfmpeg } from '../../src/media/ffmpeg.js';
 import { makeTempDir, removeTempDir } from '../../src/media/tempdir.js';
@@ -32,16 +33,11 @@ const HELLO = fixture('media/hello.wav');
 const TEXT = 'Bob bought a map. Pam ate pie by the blue boat. We see two cool moons.';
 const FPS = 25;
 
+/** A 16 kHz mono WAV's samples. */
 async function readMono(path: string): Promise<Float32Array> {
   const parts: Float32Array[] = [];
   for await (const block of readWavMono(path)) parts.push(block);
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concatSamples(parts);
 }
 
 function argmax(r: VisemeResult, row: number): number {

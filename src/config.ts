@@ -2,6 +2,7 @@
 // message naming every bad variable. No other module reads process.env.
 import { join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
+import { isPlan, PLANS, type Plan } from './domain/plans.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -103,6 +104,8 @@ export interface Config {
   readonly connectionTimeoutMs: number;
   /** How long an idle keep-alive connection waits for its next request. */
   readonly keepAliveTimeoutMs: number;
+  /** Unfinished batches an organization may have, per plan (LIPSYNC_BATCH_CONCURRENCY=scale=2,...). */
+  readonly batchConcurrency: Readonly<Partial<Record<Plan, number>>>;
 }
 
 export class ConfigError extends Error {
@@ -272,11 +275,31 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     defaultEngine,
     webhookTimeoutMs: int('LIPSYNC_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
     ...httpTimeouts(int, problems, fetchTimeoutMs),
+    batchConcurrency: planNumbers(env, 'LIPSYNC_BATCH_CONCURRENCY', problems),
     ...overrides,
   };
 
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+/** `plan=n,plan=n` (e.g. `scale=2,enterprise=5`): a number per plan; plans not named keep the default. */
+function planNumbers(env: Env, name: string, problems: string[]): Partial<Record<Plan, number>> {
+  const raw = env[name];
+  const out: Partial<Record<Plan, number>> = {};
+  if (raw === undefined || raw.trim() === '') return out;
+  for (const part of raw.split(',')) {
+    const [plan, n] = part.split('=').map((x) => x.trim());
+    const v = Number(n);
+    if (!plan || !isPlan(plan) || !/^\d{1,6}$/.test(n ?? '') || !Number.isInteger(v)) {
+      problems.push(
+        `${name}=${JSON.stringify(raw)} must be a comma-separated list of plan=number (plans: ${PLANS.join(', ')})`,
+      );
+      return {};
+    }
+    out[plan] = v;
+  }
+  return out;
 }
 
 const PROVIDERS = ['local', 'openai', 'elevenlabs'] as const;

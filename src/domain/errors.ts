@@ -439,6 +439,30 @@ export const ERRORS = {
     'No such endpoint.',
     'Check the method and path; see GET /v2/openapi.json.',
   ),
+  batch_input_invalid: entry(
+    'batch_input_invalid',
+    400,
+    'The batch input file is invalid.',
+    'Fix the line named in the message: one JSON object per line (UTF-8, no BOM, LF line endings) with request_id, endpoint "/v2/generate" and payload.',
+  ),
+  batch_canceled: entry(
+    'batch_canceled',
+    409,
+    'The batch was canceled before this record started.',
+    'Submit the record again in a new batch or with POST /v2/generate.',
+  ),
+  batch_processing_failed: entry(
+    'batch_processing_failed',
+    500,
+    'Creating the generations of the batch failed.',
+    'The records that did not start are listed as failed in the results file; submit them again.',
+  ),
+  batch_not_found: entry(
+    'batch_not_found',
+    404,
+    'Batch not found.',
+    'Check the batch id; batches of other organizations are not visible.',
+  ),
   asset_not_found: entry(
     'asset_not_found',
     404,
@@ -516,6 +540,8 @@ export interface AppErrorExtras {
   details?: Record<string, unknown>;
   /** The preview slot a dialogue-edit render refused (spec rule 6: dialogue_edit_removal_too_large). */
   dialogueEditSection?: { slotIndex: number; sourceStartMs: number; sourceDurationMs: number };
+  /** For batch creation, on dialogue-edit refusals: the 1-based line of the refused record (spec). */
+  lineNumber?: number;
   /** What went wrong underneath, for the log only (never sent to the client). */
   cause?: unknown;
 }

@@ -21,10 +21,11 @@ import { fileRoutes } from './routes/files.js';
 import { speechRoutes } from './routes/speech.js';
 import { transcriptionRoutes } from './routes/transcriptions.js';
 import { dialogueEditRoutes } from './routes/dialogue-edits.js';
+import { batchRoutes } from './routes/batches.js';
 import { multipartLimits } from './multipart.js';
 import { registerNulGuard } from './nul-guard.js';
 import { handleClientError } from './client-errors.js';
-import { buildValidatorFactory } from './validation.js';
+import { AJV_OPTIONS, buildValidatorFactory } from './validation.js';
 
 export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -59,9 +60,7 @@ export async function buildApp(services: Services): Promise<App> {
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
     },
     // Query strings and path parameters are coerced from text; bodies are not (src/http/validation.ts).
-    ajv: {
-      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false },
-    },
+    ajv: { customOptions: { ...AJV_OPTIONS } },
     schemaController: { compilersFactory: { buildValidator: buildValidatorFactory() } },
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -120,6 +119,7 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(speechRoutes, { services });
   await app.register(transcriptionRoutes, { services });
   await app.register(dialogueEditRoutes, { services });
+  await app.register(batchRoutes, { services });
 
   app.get('/v2/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => app.swagger());
 

@@ -34,6 +34,7 @@ export function appErrorBody(err: AppError): ErrorBody {
   if (err.extras.retryAfter !== undefined) body.retryAfter = err.extras.retryAfter;
   if (err.extras.details) Object.assign(body, err.extras.details);
   if (err.extras.dialogueEditSection) body.dialogueEditSection = err.extras.dialogueEditSection;
+  if (err.extras.lineNumber !== undefined) body.lineNumber = err.extras.lineNumber;
   return body;
 }
 

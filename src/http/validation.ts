@@ -24,3 +24,35 @@ export function buildValidatorFactory(): BuildCompilerFromPool {
   };
   return factory as unknown as BuildCompilerFromPool;
 }
+
+/** The Ajv options of the application (src/http/app.ts); bodies are compiled without coercion. */
+export const AJV_OPTIONS = {
+  removeAdditional: false,
+  coerceTypes: 'array',
+  useDefaults: true,
+  allErrors: false,
+} as const;
+
+/**
+ * A validator for one body schema, compiled exactly as the routes compile theirs, for bodies that do
+ * not arrive as a request body (a batch's records are POST /v2/generate bodies). Returns the Fastify-
+ * shaped validation failure (`validation`, `validationContext`) the error handler turns into a 400.
+ */
+export function compileBodyValidator(
+  schema: object,
+  context: string,
+): (body: unknown) => { validation: unknown[]; validationContext: string } | null {
+  const compile = buildValidatorFactory()({}, { customOptions: { ...AJV_OPTIONS } } as CompilerOptions);
+  const validate = (compile as unknown as RouteCompiler)({
+    schema,
+    httpPart: 'body',
+    method: 'POST',
+    url: context,
+  } as unknown as RouteDefinition);
+  return (body) => {
+    const r = validate(body) as boolean | { error?: unknown };
+    if (r === true) return null;
+    const errors = (validate as unknown as { errors?: unknown[] }).errors ?? [];
+    return { validation: errors, validationContext: context };
+  };
+}

@@ -74,6 +74,10 @@ export interface JobHandler<Payload = unknown, Input = unknown, Result = unknown
   onProgress?(job: JobRecord, percent: number): Promise<void>;
   /** The resource's part of a terminal transition: status, usage, webhooks. */
   onSettled(trx: Trx, job: JobRecord, outcome: JobOutcome<Result>): Promise<void>;
+  /** A parent's part of a child's claim (its first child makes a batch PROCESSING). */
+  onChildClaimed?(trx: Trx, parent: JobRecord, child: JobRecord): Promise<void>;
+  /** A parent's part of a child's terminal transition (a batch's counters), in the same transaction. */
+  onChildSettled?(trx: Trx, parent: JobRecord, child: JobRecord, outcome: JobOutcome<unknown>): Promise<void>;
 }
 
 export type AnyJobHandler = JobHandler<any, any, any>;

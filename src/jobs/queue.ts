@@ -34,7 +34,10 @@ export class JobQueue {
   async claim(kinds: readonly string[], owner: string, leaseMs: number): Promise<JobRecord | null> {
     return this.store.db.kysely.transaction().execute(async (trx) => {
       const job = await this.store.jobs.claim(trx, kinds, owner, leaseMs);
-      if (job) await this.registry.get(job.kind).onClaimed?.(trx, job);
+      if (!job) return null;
+      await this.registry.get(job.kind).onClaimed?.(trx, job);
+      const parent = job.parentId ? await this.store.jobs.find(job.parentId, trx) : null;
+      if (parent) await this.registry.get(parent.kind).onChildClaimed?.(trx, parent, job);
       return job;
     });
   }
@@ -67,11 +70,19 @@ export class JobQueue {
       outcome.status === 'completed' ? null : `${outcome.error.code}: ${outcome.error.message}`;
     const settled = await this.store.db.kysely.transaction().execute(async (trx) => {
       const s = await this.store.jobs.settle(trx, job.id, guard, status, lastError);
-      if (s) await this.registry.get(s.kind).onSettled(trx, s, outcome);
-      return s;
+      if (!s) return null;
+      await this.registry.get(s.kind).onSettled(trx, s, outcome);
+      // A child's end is part of its parent (a batch's counters), in the same transaction.
+      const parent = s.parentId ? await this.store.jobs.find(s.parentId, trx) : null;
+      if (parent) await this.registry.get(parent.kind).onChildSettled?.(trx, parent, s, outcome);
+      return { s, parent };
     });
-    if (settled) await this.bus.publish(settled.subjectId).catch(() => undefined);
-    return settled;
+    if (!settled) return null;
+    await this.bus.publish(settled.s.subjectId).catch(() => undefined);
+    if (settled.parent) await this.bus.publish(settled.parent.subjectId).catch(() => undefined);
+    // Its organization's share has room again: idle workers may now claim a held-back sibling.
+    if (settled.s.shareLimit !== null) await this.announce(settled.s.kind);
+    return settled.s;
   }
 
   /** Back to the queue (retry after a delay, lost worker, or a graceful shutdown that refunds). */

@@ -65,13 +65,16 @@ export class WebhookDispatcher {
       if (!org) throw new Error('organization no longer exists');
       const body = await this.finishPayload(d);
       const t = Math.floor(Date.now() / 1000);
+      const signature = signWebhook(org.webhookSecret, body, t);
       statusCode = await this.sender.post(
         d.url,
         body,
         {
           'content-type': 'application/json',
           'user-agent': 'lipsync-webhooks/1',
-          'webhook-signature': signWebhook(org.webhookSecret, body, t),
+          // The spec's header, and the same value under the name the public API uses.
+          'webhook-signature': signature,
+          'sync-signature': signature,
           'webhook-id': d.id,
           'webhook-attempt': String(attempt),
         },

@@ -25,6 +25,12 @@ import { transcriptionHandler } from '../handlers/transcription.js';
 import { TranscriptionService } from './transcriptions.js';
 import { DialogueEditService } from './dialogue-edits.js';
 import { dialogueEditHandler } from '../handlers/dialogue-edit.js';
+import { batchHandler } from '../handlers/batch.js';
+import { BatchService } from './batches.js';
+import { BatchProgress } from './batch-progress.js';
+import { compileBodyValidator } from '../http/validation.js';
+import { toAppError } from '../http/error-body.js';
+import { CreateGenerationBody } from '../http/schemas/generations.js';
 import { articulationTools } from '../speech/articulation-tools.js';
 import type { ArticulationDeps } from '../speech/articulation.js';
 import { createRecognizer } from '../speech/recognition/registry.js';
@@ -63,6 +69,7 @@ export interface Services {
   readonly voices: VoiceService;
   readonly transcriptions: TranscriptionService;
   readonly dialogueEdits: DialogueEditService;
+  readonly batches: BatchService;
   readonly prices: PriceTable;
   close(): Promise<void>;
 }
@@ -101,6 +108,10 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     createSpeechProviders(config.speech, { allowPrivate: config.allowPrivateUrls }),
     logger.child({ component: 'speech' }),
   );
+  const batchProgress = new BatchProgress(store);
+  // The batch handler reaches the generation service through `services`, wired below.
+  // eslint-disable-next-line prefer-const
+  let services: Services;
   const handlers = new HandlerRegistry()
     .register(
       generationHandler({
@@ -119,19 +130,43 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
           createRecognizer(config.speech.recognition, { allowPrivate: config.allowPrivateUrls }),
       }),
     )
-    .register(dialogueEditHandler({ store }));
+    .register(dialogueEditHandler({ store }))
+    .register(
+      batchHandler({
+        store,
+        progress: batchProgress,
+        admitChild: () => (who, body, child) => services.generations.admitBatchChild(who, body, child),
+        planConcurrency: config.batchConcurrency,
+      }),
+    );
   // A job of a kind this build cannot run must not sit in the queue unnoticed.
   handlers.assertCovers(await store.jobs.unsettledKinds());
   const queue = new JobQueue(store, handlers, bus, logger.child({ component: 'jobs' }));
   const admission = new AdmissionService(store);
   const idempotency = new IdempotencyService(store);
-  const services: Services = {
+  const apiKeys = new ApiKeyService(store);
+  const validateGenerationBody = compileBodyValidator(CreateGenerationBody, 'payload');
+  const generations = new GenerationService({
+    config,
+    store,
+    admission,
+    idempotency,
+    bus,
+    queue,
+    blobs,
+    assets,
+    prices,
+    resolveInputs: createInputResolver(config, blobs, assets),
+    speech,
+    checkWebhookUrl: (url, field) => checkPublicUrl(url, field, config.allowPrivateUrls),
+  });
+  services = {
     config,
     logger,
     db,
     store,
     organizations: new OrganizationService(store),
-    apiKeys: new ApiKeyService(store),
+    apiKeys,
     projects: new ProjectService(store),
     admission,
     urlSigner,
@@ -155,19 +190,28 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
       speech,
       logger: logger.child({ component: 'voices' }),
     }),
-    generations: new GenerationService({
+    generations,
+    batches: new BatchService({
       config,
       store,
-      admission,
-      idempotency,
-      bus,
       queue,
-      blobs,
+      generations,
       assets,
-      prices,
-      resolveInputs: createInputResolver(config, blobs, assets),
       speech,
-      checkWebhookUrl: (url, field) => checkPublicUrl(url, field, config.allowPrivateUrls),
+      blobs,
+      urlSigner,
+      validatePayload: (payload) => {
+        const failure = validateGenerationBody(payload);
+        return failure ? toAppError(failure) : null;
+      },
+      checkUrl: (url, field) => checkPublicUrl(url, field, config.allowPrivateUrls),
+      progress: batchProgress,
+      authenticate: async (key) => {
+        const auth = await apiKeys.authenticate(key);
+        if (!auth) throw new AppError('unauthorized');
+        return auth;
+      },
+      logger: logger.child({ component: 'batches' }),
     }),
     async close() {
       await bus.close();

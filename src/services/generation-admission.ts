@@ -1,8 +1,11 @@
 // Admission of a new generation (POST /v2/generate): the idempotency claim, the cheap refusals first,
 // uploads saved as assets, text spoken into a TTS asset, a dialogue edit attached, inputs fetched and
 // probed, the plan's limits, then the generation and its job in one transaction. Whatever a refused
-// request stored is removed again.
+// request stored is removed again. A batch's records are admitted here too (admitBatchChild): the same
+// rules, without the per-generation concurrency, as bulk jobs under the organization's share.
 import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import type { Database } from '../store/schema.js';
 import type { Store } from '../store/index.js';
 import type { GenerationRecord } from '../store/generations.js';
 import type { Organization } from '../store/organizations.js';
@@ -19,6 +22,7 @@ import {
   type NormalisedRequest,
 } from '../domain/generation-request.js';
 import { fingerprint } from '../domain/idempotency.js';
+import { JOB_PRIORITY } from '../domain/jobs.js';
 import { checkWorkBudget, PLAN_LIMITS } from '../domain/plans.js';
 import { isUuid } from '../domain/ids.js';
 
@@ -28,6 +32,30 @@ const SCOPE = 'generate';
 interface Stored {
   assetIds: string[];
   inputs: ResolvedInputs | null;
+}
+
+/** Who asks: the organization and the key (a batch's child: the key that created the batch). */
+interface Submitter {
+  readonly organization: Organization;
+  readonly keyId: string | null;
+}
+
+/** How a batch's record becomes a generation. */
+export interface BatchChild {
+  /** The generation's source (batch:<id>). */
+  readonly source: string;
+  readonly parentJobId: string;
+  /** The most of the organization's batch children that may run at once. */
+  readonly shareLimit: number;
+  /** Inside the insert transaction: links the record to the generation (throws to roll back). */
+  readonly attach: (trx: Transaction<Database>, generationId: string) => Promise<void>;
+  readonly signal?: AbortSignal;
+}
+
+/** Where the insert differs for a batch's child. */
+interface InsertMode {
+  readonly claim: IdempotencyClaim | null;
+  readonly child: BatchChild | null;
 }
 
 export class GenerationAdmission {
@@ -67,6 +95,33 @@ export class GenerationAdmission {
     this.deps.admission.assertCapacity(org, active);
   }
 
+  /**
+   * The refusals that need no fetching and store nothing: a dialogue edit's rules, the project, the
+   * webhook address, the asked-for frame size. Also a batch's validation of each record.
+   */
+  async preflight(org: Organization, req: NormalisedRequest): Promise<NormalisedRequest> {
+    const r = await attachDialogueEdit(this.deps, org, req);
+    if (r.projectId && !(isUuid(r.projectId) && (await this.store.projects.find(org.id, r.projectId)))) {
+      throw new AppError('project_not_found', { status: 422, field: 'projectId' });
+    }
+    if (r.webhookUrl) await this.deps.checkWebhookUrl(r.webhookUrl, 'webhookUrl');
+    checkWorkBudget(org.plan, {
+      width: r.options.outputResolution?.[0],
+      height: r.options.outputResolution?.[1],
+    });
+    return r;
+  }
+
+  /** A batch's record: fetched, spoken and probed now, inserted as a bulk job of the batch. */
+  async admitBatchChild(
+    who: Submitter,
+    body: GenerationRequestBody,
+    child: BatchChild,
+  ): Promise<GenerationRecord> {
+    const req = await this.preflight(who.organization, normaliseGenerationRequest(body));
+    return this.storeAndInsert(who, req, { claim: null, child });
+  }
+
   private async admit(
     auth: AuthContext,
     body: GenerationRequestBody,
@@ -74,34 +129,37 @@ export class GenerationAdmission {
     claim: IdempotencyClaim | null,
   ): Promise<GenerationRecord> {
     const org = auth.organization;
+    const who: Submitter = { organization: org, keyId: auth.key.id };
     await this.deps.admission.assertOpen();
     // Cheap refusals first: nothing is fetched or stored for a request refused here.
     await this.checkConcurrency(org, await this.store.generations.countActive(org.id));
-    let req = await attachDialogueEdit(this.deps, org, normaliseGenerationRequest(body));
-    if (
-      req.projectId &&
-      !(isUuid(req.projectId) && (await this.store.projects.find(org.id, req.projectId)))
-    ) {
-      throw new AppError('project_not_found', { status: 422, field: 'projectId' });
-    }
-    if (req.webhookUrl) await this.deps.checkWebhookUrl(req.webhookUrl, 'webhookUrl');
-    checkWorkBudget(org.plan, {
-      width: req.options.outputResolution?.[0],
-      height: req.options.outputResolution?.[1],
-    });
+    const req = await this.preflight(org, normaliseGenerationRequest(body));
+    return this.storeAndInsert(who, req, { claim, child: null }, opts, body);
+  }
 
+  /** Uploads, speech and inputs stored, then the insert; whatever a refusal stored is removed. */
+  private async storeAndInsert(
+    who: Submitter,
+    request: NormalisedRequest,
+    mode: InsertMode,
+    opts: CreateOptions = { idempotencyKey: null },
+    body?: GenerationRequestBody,
+  ): Promise<GenerationRecord> {
+    let req = request;
     const stored: Stored = { assetIds: [], inputs: null };
     let committed = false;
     try {
-      if (opts.upload) req = await this.saveUploads(auth, body, opts.upload, stored);
-      if (req.text) req = await this.synthesizeText(auth, req, stored, claim !== null);
-      stored.inputs = await this.deps.resolveInputs(org, req);
-      const g = await this.insert(auth, req, stored.inputs, opts.source ?? 'api', claim);
+      if (opts.upload && body) req = await this.saveUploads(who, body, opts.upload, stored);
+      if (req.text) req = await this.synthesizeText(who, req, stored, mode.claim !== null);
+      mode.child?.signal?.throwIfAborted();
+      stored.inputs = await this.deps.resolveInputs(who.organization, req);
+      const g = await this.insert(who, req, stored.inputs, mode.child?.source ?? opts.source ?? 'api', mode);
       committed = true;
       return g;
     } catch (err) {
       // A commit of unknown outcome may have stored the generation: its inputs must stay.
-      if (!committed && !(err instanceof CommitOutcomeUnknown)) await this.discard(org.id, stored);
+      if (!committed && !(err instanceof CommitOutcomeUnknown))
+        await this.discard(who.organization.id, stored);
       throw err;
     }
   }
@@ -112,14 +170,14 @@ export class GenerationAdmission {
    * the work: 503 IDEMPOTENCY_OUTCOME_UNKNOWN (the key is released; retry with the same key).
    */
   private async synthesizeText(
-    auth: AuthContext,
+    who: Submitter,
     req: NormalisedRequest,
     stored: Stored,
     keyed: boolean,
   ): Promise<NormalisedRequest> {
     const text = req.text as NonNullable<NormalisedRequest['text']>;
     try {
-      const r = await this.deps.speech.synthesizeToAsset(auth.organization, auth.key.id, text.request, {
+      const r = await this.deps.speech.synthesizeToAsset(who.organization, who.keyId, text.request, {
         prefix: `${text.field}.provider.`,
       });
       stored.assetIds.push(r.asset.id);
@@ -143,7 +201,7 @@ export class GenerationAdmission {
 
   /** Rule 2: each uploaded file becomes an asset, passed by assetId. */
   private async saveUploads(
-    auth: AuthContext,
+    who: Submitter,
     body: GenerationRequestBody,
     form: UploadedForm,
     stored: Stored,
@@ -151,8 +209,8 @@ export class GenerationAdmission {
     const ids: Record<string, string> = {};
     for (const f of form.files) {
       const a = await this.deps.assets.upload({
-        organization: auth.organization,
-        keyId: auth.key.id,
+        organization: who.organization,
+        keyId: who.keyId,
         path: f.path,
         size: f.size,
         fileName: f.fileName,
@@ -172,13 +230,14 @@ export class GenerationAdmission {
   }
 
   private async insert(
-    auth: AuthContext,
+    who: Submitter,
     req: NormalisedRequest,
     inputs: ResolvedInputs,
     source: string,
-    claim: IdempotencyClaim | null,
+    mode: InsertMode,
   ): Promise<GenerationRecord> {
-    const org = auth.organization;
+    const org = who.organization;
+    const { claim, child } = mode;
     const limits = PLAN_LIMITS[org.plan];
     if (inputs.maxFileBytes > limits.maxFileBytes) {
       throw new AppError('file_size_exceeds_plan_limit', {
@@ -202,7 +261,7 @@ export class GenerationAdmission {
       id: randomUUID(),
       organizationId: org.id,
       projectId: req.projectId,
-      apiKeyId: auth.key.id,
+      apiKeyId: who.keyId,
       model: req.model,
       status: 'PENDING',
       source,
@@ -232,7 +291,8 @@ export class GenerationAdmission {
     try {
       await this.store.db.kysely.transaction().execute(async (trx) => {
         await this.store.organizations.lock(org.id, trx);
-        await this.checkConcurrency(org, await this.store.generations.countActive(org.id, trx));
+        // A batch's children run under the batch's limits, not the per-generation concurrency.
+        if (!child) await this.checkConcurrency(org, await this.store.generations.countActive(org.id, trx));
         await this.store.generations.insert(g, trx);
         await this.deps.queue.enqueue(trx, {
           kind: GENERATION_KIND,
@@ -242,7 +302,11 @@ export class GenerationAdmission {
           payloadVersion: 1,
           maxAttempts: this.deps.config.jobMaxAttempts,
           timeoutMs: this.deps.config.jobTimeoutMs,
+          ...(child
+            ? { priority: JOB_PRIORITY.bulk, parentId: child.parentJobId, shareLimit: child.shareLimit }
+            : {}),
         });
+        if (child) await child.attach(trx, g.id);
         if (claim) await claim.complete(trx, g.id);
         committing = true;
       });

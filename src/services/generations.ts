@@ -16,7 +16,7 @@ import type { IdempotencyService } from './idempotency.js';
 import type { UploadedForm } from './generation-uploads.js';
 import type { ResolvedMedia } from './generation-inputs.js';
 import { generationView } from './generation-view.js';
-import { GenerationAdmission } from './generation-admission.js';
+import { GenerationAdmission, type BatchChild } from './generation-admission.js';
 import { attachDialogueEdit } from './dialogue-render.js';
 import type { SpeechService } from './speech.js';
 import { AppError } from '../domain/errors.js';
@@ -96,6 +96,20 @@ export class GenerationService {
   /** POST /v2/generate (src/services/generation-admission.ts). */
   create(auth: AuthContext, body: GenerationRequestBody, opts: CreateOptions): Promise<CreateResult> {
     return this.admission.create(auth, body, opts);
+  }
+
+  /** The refusals of a request that need no fetching (a batch validates each record with these). */
+  preflight(org: Organization, req: NormalisedRequest): Promise<NormalisedRequest> {
+    return this.admission.preflight(org, req);
+  }
+
+  /** A batch's record as a generation (a bulk job under the batch). */
+  admitBatchChild(
+    who: { organization: Organization; keyId: string | null },
+    body: GenerationRequestBody,
+    child: BatchChild,
+  ): Promise<GenerationRecord> {
+    return this.admission.admitBatchChild(who, body, child);
   }
 
   async get(organizationId: string, id: string): Promise<GenerationRecord> {

@@ -3,6 +3,7 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, GenerationTable } from './schema.js';
 import type { Dialect } from './database.js';
 import type { GenerationStatus } from '../domain/generation-status.js';
+import { BATCH_SOURCE_PREFIX } from '../domain/batches.js';
 
 export interface GenerationRecord {
   id: string;
@@ -145,6 +146,8 @@ export class GenerationRepository {
       .where('organization_id', '=', organizationId)
       .where('status', 'in', ['PENDING', 'PROCESSING'])
       .where('deleted_at', 'is', null)
+      // A batch's children have their own limits (the batch concurrency and the organization's share).
+      .where('source', 'not like', `${BATCH_SOURCE_PREFIX}%`)
       .executeTakeFirstOrThrow();
     return Number(r.n);
   }

@@ -13,6 +13,7 @@ import { VoiceRepository } from './voices.js';
 import { TtsJobRepository } from './tts-jobs.js';
 import { TranscriptionRepository } from './transcriptions.js';
 import { DialogueEditRepository } from './dialogue-edits.js';
+import { BatchRepository } from './batches.js';
 
 export interface Store {
   readonly db: Db;
@@ -30,6 +31,7 @@ export interface Store {
   readonly ttsJobs: TtsJobRepository;
   readonly transcriptions: TranscriptionRepository;
   readonly dialogueEdits: DialogueEditRepository;
+  readonly batches: BatchRepository;
 }
 
 export function createStore(db: Db): Store {
@@ -50,5 +52,6 @@ export function createStore(db: Db): Store {
     ttsJobs: new TtsJobRepository(k),
     transcriptions: new TranscriptionRepository(k),
     dialogueEdits: new DialogueEditRepository(k),
+    batches: new BatchRepository(k, db.dialect),
   };
 }

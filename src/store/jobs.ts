@@ -23,6 +23,7 @@ export interface JobRecord {
   leaseExpiresAt: number | null;
   lockedBy: string | null;
   parentId: string | null;
+  shareLimit: number | null;
   timeoutMs: number;
   deadlineAt: number | null;
   cancelRequested: boolean;
@@ -44,6 +45,8 @@ export interface NewJob {
   timeoutMs: number;
   priority?: number;
   parentId?: string | null;
+  /** Bulk work: claimed only while fewer of the organization's bulk jobs than this are running. */
+  shareLimit?: number | null;
 }
 
 export type HeartbeatAnswer = 'ok' | 'lost' | 'cancel';
@@ -70,6 +73,7 @@ export function toJob(r: Selectable<JobTable>): JobRecord {
     leaseExpiresAt: nOrNull(r.lease_expires_at),
     lockedBy: r.locked_by,
     parentId: r.parent_id,
+    shareLimit: nOrNull(r.share_limit),
     timeoutMs: n(r.timeout_ms),
     deadlineAt: nOrNull(r.deadline_at),
     cancelRequested: n(r.cancel_requested) === 1,
@@ -123,6 +127,7 @@ export class JobRepository {
         lease_expires_at: null,
         locked_by: null,
         parent_id: job.parentId ?? null,
+        share_limit: job.shareLimit ?? null,
         timeout_ms: job.timeoutMs,
         deadline_at: null,
         cancel_requested: 0,
@@ -141,7 +146,8 @@ export class JobRepository {
   /**
    * Takes the next runnable job of the given kinds, in one statement: highest priority first, then the
    * organization with the fewest running jobs (so that one organization's backlog never starves
-   * another's single job), then the oldest. The lease and the run's deadline start now, on the
+   * another's single job), then the oldest. A job with a share limit (a batch child) waits while that
+   * many of its organization's shared jobs run. The lease and the run's deadline start now, on the
    * database clock; the attempt is counted. PostgreSQL skips rows other workers are claiming.
    */
   async claim(trx: Q, kinds: readonly string[], owner: string, leaseMs: number): Promise<JobRecord | null> {
@@ -162,10 +168,13 @@ export class JobRepository {
       where id = (
         select j.id from jobs j
         left join (
-          select organization_id, count(*) as running from jobs where status = 'running'
+          select organization_id, count(*) as running,
+            sum(case when share_limit is null then 0 else 1 end) as shared
+          from jobs where status = 'running'
           group by organization_id
         ) r on r.organization_id = j.organization_id
         where j.status = 'queued' and j.kind in (${sql.join([...kinds])}) and j.run_at <= ${this.now()}
+          and (j.share_limit is null or coalesce(r.shared, 0) < j.share_limit)
         order by j.priority desc, coalesce(r.running, 0) asc, j.created_at asc, j.id asc
         limit 1
         ${lock}
@@ -280,12 +289,21 @@ export class JobRepository {
     return rows.map(toJob);
   }
 
-  /** Milliseconds (database clock) until the earliest queued job of these kinds is due; null if none. */
+  /**
+   * Milliseconds (database clock) until the earliest claimable queued job of these kinds is due; null
+   * if none. Jobs held back by their organization's share are not counted: the settle of a shared job
+   * announces work again.
+   */
   async nextDueInMs(kinds: readonly string[]): Promise<number | null> {
     if (kinds.length === 0) return null;
     const r = await sql<{ due: number | string | null }>`
-      select min(run_at) - ${this.now()} as due from jobs
-      where status = 'queued' and kind in (${sql.join([...kinds])})`.execute(this.db);
+      select min(j.run_at) - ${this.now()} as due from jobs j
+      left join (
+        select organization_id, count(*) as shared from jobs
+        where status = 'running' and share_limit is not null group by organization_id
+      ) r on r.organization_id = j.organization_id
+      where j.status = 'queued' and j.kind in (${sql.join([...kinds])})
+        and (j.share_limit is null or coalesce(r.shared, 0) < j.share_limit)`.execute(this.db);
     const due = r.rows[0]?.due;
     return due === null || due === undefined ? null : Math.max(0, Number(due));
   }
@@ -311,8 +329,8 @@ export class JobRepository {
     return r ? toJob(r) : null;
   }
 
-  async find(id: string): Promise<JobRecord | null> {
-    const r = await this.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+  async find(id: string, trx: Q = this.db): Promise<JobRecord | null> {
+    const r = await trx.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
     return r ? toJob(r) : null;
   }
 

@@ -2,6 +2,7 @@ import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, OrganizationTable } from './schema.js';
 import type { BillingMode, Plan } from '../domain/plans.js';
 import type { Dialect } from './database.js';
+import type { BatchLimitOverrides } from '../domain/batches.js';
 
 export interface Organization {
   id: string;
@@ -32,7 +33,9 @@ function readFlags(raw: string): { flags: string[]; flagsReadable: boolean } {
   return { flags: [], flagsReadable: false };
 }
 
-export function toOrganization(r: Omit<Selectable<OrganizationTable>, 'provider_keys'>): Organization {
+export function toOrganization(
+  r: Omit<Selectable<OrganizationTable>, 'provider_keys' | 'batch_limits'>,
+): Organization {
   return {
     id: r.id,
     name: r.name,
@@ -165,5 +168,27 @@ export class OrganizationRepository {
       .where('id', '=', id)
       .executeTakeFirst();
     return r?.provider_keys ? Object.keys(JSON.parse(r.provider_keys) as Record<string, string>) : [];
+  }
+
+  /** An operator's batch limits for the organization (null: the plan's defaults). */
+  async batchLimits(
+    id: string,
+    trx: Kysely<Database> | Transaction<Database> = this.db,
+  ): Promise<BatchLimitOverrides | null> {
+    const r = await trx
+      .selectFrom('organizations')
+      .select('batch_limits')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return r?.batch_limits ? (JSON.parse(r.batch_limits) as BatchLimitOverrides) : null;
+  }
+
+  async setBatchLimits(id: string, limits: BatchLimitOverrides | null): Promise<boolean> {
+    const r = await this.db
+      .updateTable('organizations')
+      .set({ batch_limits: limits ? JSON.stringify(limits) : null, updated_at: new Date().toISOString() })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   }
 }

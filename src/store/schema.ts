@@ -12,6 +12,8 @@ export interface OrganizationTable {
   webhook_secret: string;
   /** JSON {provider: key} of the organization's own voice-provider accounts (0005); secret. */
   provider_keys: string | null;
+  /** JSON BatchLimitOverrides set by an operator (0008); null: the plan's defaults. */
+  batch_limits: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -84,6 +86,40 @@ export interface Database {
   asset_timelines: AssetTimelineTable;
   transcriptions: TranscriptionTable;
   dialogue_edits: DialogueEditTable;
+  batches: BatchTable;
+  batch_items: BatchItemTable;
+}
+
+/** Batches (0008): counters are written in each child's terminal transaction. */
+export interface BatchTable {
+  id: string;
+  organization_id: string;
+  api_key_id: string | null;
+  status: string;
+  total: number;
+  success_count: number;
+  failed_count: number;
+  children_started: number;
+  jobs_created: number;
+  webhook_url: string | null;
+  canceled_at: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+/** One JSONL record of a batch (0008): queued, created (generation_id), or failed before it had one. */
+export interface BatchItemTable {
+  batch_id: string;
+  line: number;
+  request_id: string;
+  payload: string;
+  status: string;
+  generation_id: string | null;
+  error_code: string | null;
+  error_message: string | null;
 }
 
 /** Dialogue-edit previews (0007); JSON as text; times in ms. */
@@ -204,6 +240,8 @@ export interface JobTable {
   lease_expires_at: number | null;
   locked_by: string | null;
   parent_id: string | null;
+  /** Batch children: the most of the organization's children that may run at once (0008). */
+  share_limit: number | null;
   timeout_ms: number;
   deadline_at: number | null;
   cancel_requested: number;

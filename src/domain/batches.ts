@@ -175,15 +175,20 @@ function readRecord(raw: string, line: number, seen: Map<string, number>): Batch
   return { line, requestId: id, payload: o.payload as Record<string, unknown> };
 }
 
-/** Prefixes a record's refusal with its line; dialogue-edit refusals also carry lineNumber (spec). */
+/**
+ * A record's refusal as POST /v2/batch answers it: the line first in the message, the record's field
+ * under payload, status 400 (the spec's batch responses have no 422; the catalogue code says what
+ * failed, as it would for POST /v2/generate), lineNumber on dialogue-edit refusals (spec). Outages
+ * (5xx) keep their status: the file is fine, retry later.
+ */
 export function recordError(err: AppError, line: number): AppError {
   const dialogue = err.code.startsWith('dialogue_edit_');
   return new AppError(err.code, {
     ...err.extras,
-    status: err.status,
+    status: err.status >= 500 ? err.status : 400,
     message: `Line ${line}: ${err.message}`,
     suggestion: err.suggestion,
-    field: err.extras.field ? `line ${line}: payload.${err.extras.field}` : `line ${line}`,
+    field: err.extras.field ? `payload.${err.extras.field}` : 'input',
     ...(dialogue ? { lineNumber: line } : {}),
     cause: err,
   });

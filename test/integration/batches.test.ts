@@ -208,8 +208,9 @@ describe(`batches (${DB})`, { timeout: 300_000 }, () => {
         }),
       ),
     );
-    assert.equal(asset.statusCode, 422, asset.body);
+    assert.equal(asset.statusCode, 400, asset.body);
     assert.equal(asset.json().errorCode, 'asset_not_found');
+    assert.equal(asset.json().field, 'payload.input[0].assetId');
     assert.match(asset.json().message, /^Line 9: /);
     const project = await submit(org.headers, withRecord(11, record(org, 11, { projectId: randomUUID() })));
     assert.equal(project.json().errorCode, 'project_not_found');
@@ -225,7 +226,7 @@ describe(`batches (${DB})`, { timeout: 300_000 }, () => {
         },
       }),
     );
-    assert.equal(edit.statusCode, 422, edit.body);
+    assert.equal(edit.statusCode, 400, edit.body);
     // This organization lacks the retime flag: a dialogue-edit refusal, which also carries lineNumber.
     assert.match(edit.json().errorCode, /^dialogue_edit_/);
     assert.equal(edit.json().lineNumber, 13);

@@ -22,6 +22,9 @@ export class BatchProgress {
 
   /** A child was claimed: the batch is PROCESSING (once any child has started). */
   async childStarted(trx: Trx, batchId: string): Promise<void> {
+    // Most claims find it started already: only the first takes the batch's lock.
+    const seen = await this.store.batches.find(batchId, undefined, trx);
+    if (!seen || seen.childrenStarted) return;
     const b = await this.store.batches.lock(trx, batchId);
     if (!b || b.childrenStarted) return;
     await this.store.batches.update(trx, batchId, {

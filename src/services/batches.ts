@@ -14,6 +14,7 @@ import type { UrlSigner } from '../storage/url-signer.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { AuthContext } from './api-keys.js';
 import type { AssetService } from './assets.js';
+import type { AdmissionService } from './admission.js';
 import type { GenerationService, UrlCheck } from './generations.js';
 import type { SpeechService } from './speech.js';
 import { AppError } from '../domain/errors.js';
@@ -43,6 +44,7 @@ export interface BatchServiceDeps {
   readonly config: Config;
   readonly store: Store;
   readonly queue: JobQueue;
+  readonly admission: AdmissionService;
   readonly generations: GenerationService;
   readonly assets: AssetService;
   readonly speech: SpeechService;
@@ -101,6 +103,8 @@ export class BatchService {
   async create(auth: AuthContext, form: BatchForm): Promise<BatchView | ValidatedBatch> {
     const org = auth.organization;
     assertBatchPlan(org.plan);
+    // A batch is new generations: the operator's pause holds it too (503).
+    await this.deps.admission.assertOpen();
     const dryRun = parseBoolean(form.dryRun, 'dry_run');
     const webhookUrl = form.webhookUrl?.trim() ? form.webhookUrl.trim() : null;
     if (webhookUrl) await this.deps.checkUrl(webhookUrl, 'webhook_url');

@@ -195,6 +195,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
       config,
       store,
       queue,
+      admission,
       generations,
       assets,
       speech,

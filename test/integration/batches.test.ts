@@ -127,6 +127,19 @@ describe(`batches (${DB})`, { timeout: 300_000 }, () => {
     await nothingCreated(org);
   });
 
+  test('while an operator has paused admission, batches are refused too (503)', async () => {
+    const org = await scaleOrg();
+    await t.services.admission.pause('maintenance');
+    try {
+      const r = await submit(org.headers, jsonl(records(org)));
+      assert.equal(r.statusCode, 503, r.body);
+      assert.equal(r.json().errorCode, 'generation_admission_paused');
+    } finally {
+      await t.services.admission.resume();
+    }
+    await nothingCreated(org);
+  });
+
   test('malformed files: a clear 400 naming the line, nothing created', async () => {
     const org = await scaleOrg();
     const good = records(org);

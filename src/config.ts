@@ -106,6 +106,8 @@ export interface Config {
   readonly keepAliveTimeoutMs: number;
   /** Unfinished batches an organization may have, per plan (LIPSYNC_BATCH_CONCURRENCY=scale=2,...). */
   readonly batchConcurrency: Readonly<Partial<Record<Plan, number>>>;
+  /** Bearer token GET /metrics requires (LIPSYNC_METRICS_TOKEN); null = open (docs/operations.md). */
+  readonly metricsToken: string | null;
 }
 
 export class ConfigError extends Error {
@@ -276,6 +278,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webhookTimeoutMs: int('LIPSYNC_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
     ...httpTimeouts(int, problems, fetchTimeoutMs),
     batchConcurrency: planNumbers(env, 'LIPSYNC_BATCH_CONCURRENCY', problems),
+    metricsToken: env.LIPSYNC_METRICS_TOKEN || null,
     ...overrides,
   };
 

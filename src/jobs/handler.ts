@@ -25,6 +25,14 @@ export interface RunContext {
   readonly tempRoot: string;
   /** 0..100; flushed to the database soon after it changes (throttled). */
   progress(percent: number): void;
+  /** This process's measurements (GET /metrics); absent where none are kept. */
+  readonly metrics?: RunMetrics;
+}
+
+/** What a run measures about itself for the metrics of the process that runs it. */
+export interface RunMetrics {
+  /** The engine step made `frames` frames in `seconds` (decoding, engine and encoding stream together). */
+  engineFrames(engine: string, frames: number, seconds: number): void;
 }
 
 /** A failure as clients see it: a catalogue code and a message written for users. */

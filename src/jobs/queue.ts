@@ -9,6 +9,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { EventBus } from './event-bus.js';
 import type { HandlerRegistry, JobOutcome } from './handler.js';
+import type { Metrics } from '../metrics/metrics.js';
 
 export class JobQueue {
   constructor(
@@ -16,6 +17,7 @@ export class JobQueue {
     private readonly registry: HandlerRegistry,
     private readonly bus: EventBus,
     private readonly logger: Logger,
+    private readonly metrics: Metrics | null = null,
   ) {}
 
   /** Inside the resource's create transaction; call announce() after the commit. */
@@ -78,6 +80,7 @@ export class JobQueue {
       return { s, parent };
     });
     if (!settled) return null;
+    this.metrics?.jobSettled(settled.s);
     await this.bus.publish(settled.s.subjectId).catch(() => undefined);
     if (settled.parent) await this.bus.publish(settled.parent.subjectId).catch(() => undefined);
     // Its organization's share has room again: idle workers may now claim a held-back sibling.

@@ -62,6 +62,7 @@ export function startBackground(services: Services, opts: BackgroundOptions = {}
       leaseMs: config.jobLeaseMs,
       idlePollMs: config.workerIdlePollMs,
       tempRoot: config.tempDir,
+      metrics: services.metrics,
     },
     logger.child({ component: 'worker' }),
   );
@@ -84,6 +85,7 @@ export function startBackground(services: Services, opts: BackgroundOptions = {}
         : services.generations.webhookBody(d),
     { retryWindowMs: config.webhookRetryWindowMs, timeoutMs: config.webhookTimeoutMs },
     logger.child({ component: 'webhooks' }),
+    services.metrics,
   );
   void sweepStaleTemp(config.tempDir, config.jobTimeoutMs).then((n) => {
     if (n > 0) logger.info({ removed: n }, 'stale temp files removed');

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
 import type { WebhookDelivery } from '../store/webhooks.js';
 import { isDeliverySuccess, isPermanentFailure, nextRetryDelayMs, signWebhook } from '../domain/webhooks.js';
+import type { Metrics } from '../metrics/metrics.js';
 
 export interface WebhookSender {
   /** POSTs the body; resolves with the HTTP status, rejects on network/guard errors. */
@@ -24,6 +25,7 @@ export class WebhookDispatcher {
     private readonly finishPayload: PayloadFinisher,
     private readonly opts: { retryWindowMs: number; timeoutMs: number; intervalMs?: number; batch?: number },
     private readonly logger: Logger,
+    private readonly metrics: Metrics | null = null,
   ) {}
 
   start(): void {
@@ -110,6 +112,7 @@ export class WebhookDispatcher {
       },
       { status, nextAttemptAt },
     );
+    this.metrics?.webhookDelivery(status === 'pending' ? 'retry' : status);
     const log = this.logger.child({ generationId: d.generationId, webhookId: d.id, attempt, statusCode });
     if (ok) log.info('webhook delivered');
     else

@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { JOB_CANCELED, JOB_TIMED_OUT, type AbortReason } from '../domain/jobs.js';
 import { toFailure, type ClaimedJob, type WorkerPort } from './port.js';
-import type { HandlerRegistry } from './handler.js';
+import type { HandlerRegistry, RunMetrics } from './handler.js';
 import { ANY_KIND } from './event-bus.js';
 
 export interface WorkerPoolOptions {
@@ -18,6 +18,8 @@ export interface WorkerPoolOptions {
   readonly tempRoot: string;
   /** Smallest gap between two progress writes of one run. */
   readonly progressEveryMs?: number;
+  /** Handed to every run (the engine's speed). */
+  readonly metrics?: RunMetrics;
 }
 
 const STOP_MESSAGES = {
@@ -139,6 +141,7 @@ export class WorkerPool {
           files: this.port.files(c),
           tempRoot: this.opts.tempRoot,
           progress: (pct) => beats.progress(pct),
+          metrics: this.opts.metrics,
         });
       } catch (err) {
         await beats.stop();

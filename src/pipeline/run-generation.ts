@@ -128,6 +128,7 @@ export async function runGeneration(
           ? await visemesOrNull(speech.visemes, prepared.audioPath, ctx.signal)
           : null;
       const out = join(dir, `output.${format}`);
+      const engineStarted = performance.now();
       let report: EngineReport;
       if (binding.engine.passthrough) {
         await renderConformed(prepared, out, format, {
@@ -192,6 +193,11 @@ export async function runGeneration(
           throw new AppError('generation_no_face_detected', { details: { quality: report } });
         }
       }
+      ctx.metrics?.engineFrames(
+        report.engine,
+        report.framesTotal,
+        (performance.now() - engineStarted) / 1000,
+      );
       const probe = await probeMedia(out);
       const outputDuration = probe.durationSeconds ?? plan.durationSeconds;
 

@@ -43,6 +43,7 @@ import { IdempotencyService } from './idempotency.js';
 import { assertPublicUrl, OutgoingRequestError } from '../media/http-client.js';
 import { AppError } from '../domain/errors.js';
 import { DEFAULT_PRICES, type PriceTable } from '../domain/pricing.js';
+import { Metrics } from '../metrics/metrics.js';
 
 export interface Services {
   readonly config: Config;
@@ -71,6 +72,8 @@ export interface Services {
   readonly dialogueEdits: DialogueEditService;
   readonly batches: BatchService;
   readonly prices: PriceTable;
+  /** This container's Prometheus registry and metrics (GET /metrics, docs/operations.md). */
+  readonly metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -141,7 +144,12 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     );
   // A job of a kind this build cannot run must not sit in the queue unnoticed.
   handlers.assertCovers(await store.jobs.unsettledKinds());
-  const queue = new JobQueue(store, handlers, bus, logger.child({ component: 'jobs' }));
+  const metrics = new Metrics({
+    jobCounts: () => store.jobs.countUnsettled(),
+    kinds: handlers.kinds(),
+    logger: logger.child({ component: 'metrics' }),
+  });
+  const queue = new JobQueue(store, handlers, bus, logger.child({ component: 'jobs' }), metrics);
   const admission = new AdmissionService(store);
   const idempotency = new IdempotencyService(store);
   const apiKeys = new ApiKeyService(store);
@@ -178,6 +186,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     queue,
     idempotency,
     prices,
+    metrics,
     speech,
     tts: new TtsService({ config, store, speech, assets, idempotency, queue }),
     transcriptions: new TranscriptionService({ config, store, assets, queue }),

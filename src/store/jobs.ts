@@ -334,6 +334,17 @@ export class JobRepository {
     return r ? toJob(r) : null;
   }
 
+  /** Queued and running jobs per kind and status (GET /metrics): the (status, run_at) index, one pass. */
+  async countUnsettled(): Promise<{ kind: string; status: JobStatus; count: number }[]> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select(['kind', 'status', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .where('status', 'in', ['queued', 'running'])
+      .groupBy(['kind', 'status'])
+      .execute();
+    return rows.map((r) => ({ kind: r.kind, status: r.status as JobStatus, count: Number(r.n) }));
+  }
+
   /** Every kind that has a job not yet settled (the start refuses kinds without a handler). */
   async unsettledKinds(): Promise<string[]> {
     const rows = await this.db

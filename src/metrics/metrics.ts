@@ -1,0 +1,126 @@
+// The process's Prometheus metrics (GET /metrics, docs/operations.md): one registry per service
+// container, never prom-client's global one, so that several containers in one process (tests) keep
+// their own counts. Everything here is in memory except the job gauge, which asks the database when
+// the metrics are scraped.
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RunMetrics } from '../jobs/handler.js';
+import type { JobRecord } from '../store/jobs.js';
+import type { TerminalJobStatus } from '../domain/jobs.js';
+
+/** Queued and running jobs per kind, as the database counts them now. */
+export type JobCounts = () => Promise<readonly { kind: string; status: string; count: number }[]>;
+
+export interface MetricsOptions {
+  /** Asked at every scrape for the lipsync_jobs gauge. */
+  readonly jobCounts: JobCounts;
+  /** Kinds this build runs: their gauges read 0 rather than vanish while none is queued. */
+  readonly kinds: readonly string[];
+  readonly logger: Logger;
+}
+
+/** Webhook deliveries: answered with 2xx, failed but tried again later, given up. */
+export type WebhookOutcome = 'delivered' | 'retry' | 'failed';
+
+const UNSETTLED = ['queued', 'running'] as const;
+const OUTCOMES: readonly TerminalJobStatus[] = ['completed', 'failed', 'canceled', 'timed_out'];
+const WEBHOOK_OUTCOMES: readonly WebhookOutcome[] = ['delivered', 'retry', 'failed'];
+
+export class Metrics implements RunMetrics {
+  readonly registry = new Registry();
+  private readonly httpDuration: Histogram<'method' | 'route' | 'status_code'>;
+  private readonly jobsFinished: Counter<'kind' | 'outcome'>;
+  private readonly jobDuration: Histogram<'kind' | 'outcome'>;
+  private readonly engineFps: Histogram<'engine'>;
+  private readonly webhookDeliveries: Counter<'outcome'>;
+
+  constructor(opts: MetricsOptions) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.httpDuration = new Histogram({
+      name: 'lipsync_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request, by method, route pattern and status code (_count: requests).',
+      labelNames: ['method', 'route', 'status_code'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+      registers,
+    });
+    this.jobsFinished = new Counter({
+      name: 'lipsync_jobs_finished_total',
+      help: 'Jobs that reached a terminal state, by kind and outcome (completed, failed, canceled, timed_out).',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    });
+    this.jobDuration = new Histogram({
+      name: 'lipsync_job_run_duration_seconds',
+      help: 'Time from the first start of a job to its end (retries included), by kind and outcome.',
+      labelNames: ['kind', 'outcome'],
+      buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200],
+      registers,
+    });
+    this.engineFps = new Histogram({
+      name: 'lipsync_engine_frames_per_second',
+      help: 'Frames per second of the engine step of one generation (frames decoded, drawn and encoded), by engine.',
+      labelNames: ['engine'],
+      buckets: [1, 2, 5, 10, 15, 25, 50, 100, 200, 500, 1000],
+      registers,
+    });
+    this.webhookDeliveries = new Counter({
+      name: 'lipsync_webhook_deliveries_total',
+      help: 'Webhook delivery attempts, by outcome (delivered, retry, failed: given up).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    // Known series start at 0, so that increase() sees their first event.
+    for (const kind of opts.kinds)
+      for (const outcome of OUTCOMES) this.jobsFinished.inc({ kind, outcome }, 0);
+    for (const outcome of WEBHOOK_OUTCOMES) this.webhookDeliveries.inc({ outcome }, 0);
+    const seenKinds = new Set(opts.kinds);
+    new Gauge({
+      name: 'lipsync_jobs',
+      help: 'Jobs queued (retries waiting for their time included) and running now, by kind (from the database).',
+      labelNames: ['kind', 'status'],
+      registers,
+      async collect() {
+        let rows: Awaited<ReturnType<JobCounts>>;
+        try {
+          rows = await opts.jobCounts();
+        } catch (err) {
+          // The rest of the scrape still answers; no sample means "unknown", not zero.
+          opts.logger.warn({ err }, 'counting jobs for the metrics failed');
+          this.reset();
+          return;
+        }
+        for (const r of rows) seenKinds.add(r.kind);
+        for (const kind of seenKinds) for (const status of UNSETTLED) this.set({ kind, status }, 0);
+        for (const r of rows) this.set({ kind: r.kind, status: r.status }, r.count);
+      },
+    });
+  }
+
+  /** One answered HTTP request; `route` is the route's pattern, never the raw URL. */
+  httpRequest(method: string, route: string, statusCode: number, seconds: number): void {
+    this.httpDuration.observe({ method, route, status_code: String(statusCode) }, seconds);
+  }
+
+  /** A job settled (JobQueue.settle): counted, and its duration observed when it had started. */
+  jobSettled(job: JobRecord): void {
+    const labels = { kind: job.kind, outcome: job.status };
+    this.jobsFinished.inc(labels);
+    if (job.startedAt !== null && job.finishedAt !== null) {
+      this.jobDuration.observe(labels, Math.max(0, job.finishedAt - job.startedAt) / 1000);
+    }
+  }
+
+  engineFrames(engine: string, frames: number, seconds: number): void {
+    if (frames > 0 && seconds > 0) this.engineFps.observe({ engine }, frames / seconds);
+  }
+
+  webhookDelivery(outcome: WebhookOutcome): void {
+    this.webhookDeliveries.inc({ outcome });
+  }
+
+  /** The text a scrape gets, and its content type. */
+  async scrape(): Promise<{ body: string; contentType: string }> {
+    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}

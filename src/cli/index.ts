@@ -12,6 +12,7 @@ import { registerSpeechCommands } from './speech.js';
 import { registerDialogueCommands } from './dialogue.js';
 import { registerOperatorCommands } from './operator.js';
 import { registerModelCommands } from './models.js';
+import { registerBatchCommands } from './batch.js';
 
 class CliExit extends Error {
   constructor(readonly code: number) {
@@ -268,6 +269,7 @@ export function buildProgram(): Command {
   registerSpeechCommands(program, org, { print, withServices });
   registerDialogueCommands(program, print);
   registerModelCommands(program, print);
+  registerBatchCommands(program, print);
 
   return program;
 }

@@ -1,19 +1,25 @@
 // Operator commands that open the database directly: organizations, API keys, admission.
-import { CommanderError, Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { organizationView } from '../services/organizations.js';
 import { apiKeyView } from '../services/api-keys.js';
+import { batchLimits, type BatchLimitOverrides } from '../domain/batches.js';
 import type { CliDeps } from './speech.js';
+import { usageError } from './http.js';
 
-function parseConcurrency(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1)
-    throw new CommanderError(
-      2,
-      'lipsync.invalidArgument',
-      `--concurrency must be a positive integer, got ${v}`,
-    );
-  return n;
-}
+/**
+ * A positive integer option. Commander reports an InvalidArgumentError itself, naming the option
+ * ("option '--min <n>' argument '0' is invalid. …"); the CLI then exits 2 (bad usage).
+ */
+const positiveInt =
+  (name: string) =>
+  (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1)
+      throw new InvalidArgumentError(`--${name} must be a positive integer.`);
+    return n;
+  };
+
+const parseConcurrency = positiveInt('concurrency');
 
 function parseFlags(v: string): string[] {
   return v
@@ -127,6 +133,59 @@ export function registerOperatorCommands(program: Command, deps: CliDeps): Comma
         print(!!opts.json, { organizationId: o.id, secret: o.webhookSecret }, o.webhookSecret);
       });
     });
+
+  org
+    .command('batch-limits')
+    .description(
+      "an organization's batch limits: records per batch and unfinished batches at once (prints them; options change them)",
+    )
+    .argument('<id>')
+    .option('--min <n>', 'fewest records a batch may have (default 20)', positiveInt('min'))
+    .option('--max <n>', 'most records a batch may have (default 500)', positiveInt('max'))
+    .option(
+      '--concurrency <n>',
+      "unfinished batches at once (default: the plan's, LIPSYNC_BATCH_CONCURRENCY)",
+      positiveInt('concurrency'),
+    )
+    .option('--reset', "drop the overrides first: the plan's defaults apply (again)")
+    .option('--json', 'print one JSON object')
+    .action(
+      async (
+        id: string,
+        opts: { min?: number; max?: number; concurrency?: number; reset?: boolean; json?: boolean },
+      ) => {
+        await withServices(async (s) => {
+          const o = await s.organizations.get(id);
+          const given: BatchLimitOverrides = {
+            ...(opts.min !== undefined ? { minRecords: opts.min } : {}),
+            ...(opts.max !== undefined ? { maxRecords: opts.max } : {}),
+            ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+          };
+          if (opts.reset || Object.keys(given).length) {
+            // Options not given keep their earlier override, so limits can be set one at a time.
+            const base = opts.reset ? {} : ((await s.store.organizations.batchLimits(o.id)) ?? {});
+            const next = Object.fromEntries(
+              Object.entries({ ...base, ...given }).filter(([, v]) => v !== null && v !== undefined),
+            ) as BatchLimitOverrides;
+            const records = batchLimits(o.plan, next);
+            if (records.minRecords > records.maxRecords)
+              throw usageError(
+                `the fewest records (${records.minRecords}) would be more than the most (${records.maxRecords})`,
+              );
+            await s.store.organizations.setBatchLimits(o.id, Object.keys(next).length ? next : null);
+          }
+          const overrides = await s.store.organizations.batchLimits(o.id);
+          const l = await s.batches.limits(o);
+          const limits = { minRecords: l.minRecords, maxRecords: l.maxRecords, concurrency: l.concurrency };
+          print(
+            !!opts.json,
+            { organizationId: o.id, plan: o.plan, limits, overrides },
+            `${o.id}  plan=${o.plan} records=${limits.minRecords}..${limits.maxRecords} concurrency=${limits.concurrency}` +
+              (overrides ? ` (overrides: ${JSON.stringify(overrides)})` : ' (plan defaults)'),
+          );
+        });
+      },
+    );
 
   const key = program.command('key').description('manage API keys');
   key

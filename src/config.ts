@@ -51,6 +51,20 @@ export interface SpeechConfig {
   };
 }
 
+/** Where blobs live (docs/storage.md): the data folder, or an S3-compatible bucket. */
+export type StorageConfig =
+  | { readonly kind: 'local' }
+  | {
+      readonly kind: 's3';
+      /** An S3-compatible server's URL (MinIO, R2, ...); null = AWS S3 of the region. */
+      readonly endpoint: string | null;
+      readonly region: string;
+      readonly bucket: string;
+      readonly accessKeyId: string;
+      readonly secretAccessKey: string;
+      readonly forcePathStyle: boolean;
+    };
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -82,6 +96,8 @@ export interface Config {
   readonly workerIdlePollMs: number;
   /** Scratch space of this process (jobs, uploads in flight, fetches): <data dir>/tmp. */
   readonly tempDir: string;
+  /** Where blobs live: LIPSYNC_STORAGE and, for s3, the LIPSYNC_S3_* settings. */
+  readonly storage: StorageConfig;
   readonly speech: SpeechConfig;
   /** Per-model prices file (JSON, see docs/pricing.md); null = built-in table. */
   readonly pricingFile: string | null;
@@ -266,6 +282,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     workerKinds: list('LIPSYNC_WORKER_KINDS'),
     workerIdlePollMs: int('LIPSYNC_WORKER_IDLE_POLL_MS', databaseUrl ? 5000 : 1000, 50, 60_000),
     tempDir: join(dataDir, 'tmp'),
+    storage: storageConfig(env, problems, url, bool),
     speech,
     pricingFile:
       env.LIPSYNC_PRICING_FILE && env.LIPSYNC_PRICING_FILE !== '' ? resolve(env.LIPSYNC_PRICING_FILE) : null,
@@ -303,6 +320,50 @@ function planNumbers(env: Env, name: string, problems: string[]): Partial<Record
     out[plan] = v;
   }
   return out;
+}
+
+/**
+ * LIPSYNC_STORAGE=local (default) or s3. The LIPSYNC_S3_* variables are read only for s3; there the
+ * bucket and both keys are required. No problem message ever repeats a key's value.
+ */
+function storageConfig(
+  env: Env,
+  problems: string[],
+  url: (name: string, protocols: string[]) => string | null,
+  bool: (name: string, def: boolean) => boolean,
+): StorageConfig {
+  const kind = env.LIPSYNC_STORAGE || 'local';
+  if (kind !== 'local' && kind !== 's3') {
+    problems.push(`LIPSYNC_STORAGE=${JSON.stringify(kind)} must be local or s3`);
+    return { kind: 'local' };
+  }
+  if (kind === 'local') return { kind };
+  const required = (name: string): string => {
+    const v = env[name];
+    if (v === undefined || v === '') problems.push(`${name} is required with LIPSYNC_STORAGE=s3`);
+    return v ?? '';
+  };
+  const endpoint = url('LIPSYNC_S3_ENDPOINT', ['http:', 'https:']);
+  const region = env.LIPSYNC_S3_REGION || 'us-east-1';
+  // AWS regions, R2's "auto", MinIO's custom names: letters, digits and '-'.
+  if (!/^[A-Za-z0-9-]{1,64}$/.test(region)) {
+    problems.push(`LIPSYNC_S3_REGION=${JSON.stringify(region)} must be a region name such as us-east-1`);
+  }
+  const bucket = required('LIPSYNC_S3_BUCKET');
+  // S3 bucket names (legacy ones included): letters, digits, '.', '_' and '-'; nothing that would
+  // change a URL's path or host.
+  if (bucket !== '' && !/^[A-Za-z0-9][A-Za-z0-9._-]{2,254}$/.test(bucket)) {
+    problems.push(`LIPSYNC_S3_BUCKET=${JSON.stringify(bucket)} is not a bucket name`);
+  }
+  return {
+    kind,
+    endpoint: endpoint?.replace(/\/+$/, '') ?? null,
+    region,
+    bucket,
+    accessKeyId: required('LIPSYNC_S3_ACCESS_KEY_ID'),
+    secretAccessKey: required('LIPSYNC_S3_SECRET_ACCESS_KEY'),
+    forcePathStyle: bool('LIPSYNC_S3_FORCE_PATH_STYLE', false),
+  };
 }
 
 const PROVIDERS = ['local', 'openai', 'elevenlabs'] as const;

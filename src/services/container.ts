@@ -10,7 +10,7 @@ import { ProjectService } from './projects.js';
 import { AdmissionService } from './admission.js';
 import { AssetService } from './assets.js';
 import type { BlobStore } from '../storage/blob-store.js';
-import { LocalBlobStore } from '../storage/local-blob-store.js';
+import { openBlobStore } from '../storage/open-blob-store.js';
 import { UrlSigner, resolveSigningSecret } from '../storage/url-signer.js';
 import { createRateLimiter, type RateLimiter } from '../http/limits/rate-limiter.js';
 import { readFileSync } from 'node:fs';
@@ -86,8 +86,15 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     await resolveSigningSecret(config.signingSecret, config.dataDir),
     config.publicUrl,
   );
-  const blobs = new LocalBlobStore(config.dataDir, urlSigner);
-  await blobs.init();
+  let blobs: BlobStore;
+  try {
+    blobs = await openBlobStore(config.storage, config.dataDir, urlSigner);
+  } catch (err) {
+    // A missing bucket fails the start: release what is already open so the process can exit.
+    await rateLimiter.close().catch(() => undefined);
+    await db.close().catch(() => undefined);
+    throw err;
+  }
   const assets = new AssetService(store, blobs, logger);
   const prices = loadPrices(config.pricingFile);
   let bus: EventBus;

@@ -4,20 +4,11 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services/container.js';
 import { AppError } from '../../domain/errors.js';
 import { BlobNotFoundError, isValidBlobKey } from '../../storage/blob-store.js';
+import { contentDisposition } from '../../storage/content-disposition.js';
 import { parseRange } from '../range.js';
 
 function single(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
-}
-
-/** attachment; filename="ascii fallback"; filename*=UTF-8''percent-encoded (RFC 6266 / RFC 8187). */
-export function contentDisposition(name: string): string {
-  const fallback = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-  const encoded = encodeURIComponent(name).replace(
-    /['()*]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
 }
 
 export const fileRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {

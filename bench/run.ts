@@ -17,6 +17,7 @@ const BENCHES = [
   'speech',
   'text-generation',
   'dialogue-render',
+  'batch',
 ] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 

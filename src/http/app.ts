@@ -9,6 +9,7 @@ import type { Services } from '../services/container.js';
 import { AppError } from '../domain/errors.js';
 import { sendError } from './error-body.js';
 import { registerGatekeeper } from './gatekeeper.js';
+import { registerMetrics } from './metrics.js';
 import { errorRoutes } from './routes/errors.js';
 import { projectRoutes } from './routes/projects.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
@@ -95,6 +96,7 @@ export async function buildApp(services: Services): Promise<App> {
 
   await app.register(multipart, { limits: multipartLimits(services.config) });
   registerGatekeeper(app, services);
+  registerMetrics(app, services);
   registerNulGuard(app);
   app.setErrorHandler((err, request, reply) => sendError(err, request, reply));
   app.setNotFoundHandler((request, reply) =>

@@ -16,6 +16,8 @@ declare module 'fastify' {
     auth?: boolean;
     /** A rate rule for this route other than the tabled/default one. */
     rateRule?: RateRule;
+    /** false for the liveness probe: it answers whatever the rate-limit store (Redis) does. */
+    rateLimit?: boolean;
   }
 }
 
@@ -36,7 +38,7 @@ export function registerGatekeeper(app: FastifyInstance, services: Services): vo
     const raw = Array.isArray(header) ? undefined : header;
     request.auth = needsAuth ? await services.apiKeys.authenticate(raw?.trim()) : null;
 
-    if (services.config.rateLimitEnabled) {
+    if (services.config.rateLimitEnabled && cfg.rateLimit !== false) {
       const rule =
         cfg.rateRule ?? ruleFor(request.method, routeUrl, services.config.rateLimitDefaultPerMinute);
       const identity = request.auth ? `key:${request.auth.key.id}` : `ip:${request.ip}`;

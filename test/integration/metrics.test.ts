@@ -5,6 +5,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rm, symlink } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
 import { parsePrometheusText, sampleValue, type Family } from '../helpers/prometheus-text.js';
@@ -270,6 +272,26 @@ describe(`metrics and probes (${DB})`, { timeout: 240_000 }, () => {
       await rm(loop, { force: true });
     }
     assert.equal((await getJson(`${base}/readyz`)).status, 200);
+  });
+
+  test('/healthz answers while the rate-limit store (Redis) is unreachable; other routes do not', async () => {
+    const unused = createServer();
+    await new Promise<void>((r) => unused.listen(0, '127.0.0.1', r));
+    const port = (unused.address() as AddressInfo).port;
+    await new Promise((r) => unused.close(r));
+    const d = await createTestServices({
+      shareDatabaseWith: t,
+      env: { REDIS_URL: `redis://127.0.0.1:${port}`, LIPSYNC_RATE_LIMIT_ENABLED: 'true' },
+    });
+    try {
+      const live = await d.app.inject({ method: 'GET', url: '/healthz' });
+      assert.equal(live.statusCode, 200, live.body);
+      assert.equal(live.headers['x-ratelimit-limit'], undefined, 'the liveness probe is not rate-limited');
+      const api = await d.app.inject({ method: 'GET', url: '/v2/projects', headers: org.owner.headers });
+      assert.equal(api.statusCode, 500, 'with the rate-limit store down the API itself cannot answer');
+    } finally {
+      await d.cleanup();
+    }
   });
 
   test('/readyz: 503 when the database is closed', async () => {

@@ -84,7 +84,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
   app.get(
     '/healthz',
     {
-      config: { auth: false },
+      // No rate limit either: a Redis outage must not make the process look dead (and restarted).
+      config: { auth: false, rateLimit: false },
       schema: {
         tags: ['health'],
         summary: 'Liveness: the process is up (it checks nothing else).',

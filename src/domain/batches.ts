@@ -86,12 +86,9 @@ export function assertBatchCapacity(limits: BatchLimits, active: number): void {
     });
 }
 
-const fileError = (message: string, lineNumber?: number): AppError =>
-  new AppError('batch_input_invalid', {
-    field: 'input',
-    message,
-    ...(lineNumber !== undefined ? { details: { line: lineNumber } } : {}),
-  });
+// The spec names a record's line in the message only (lineNumber is for dialogue-edit refusals).
+const fileError = (message: string): AppError =>
+  new AppError('batch_input_invalid', { field: 'input', message });
 
 /**
  * Reads the JSONL file: UTF-8 without a BOM, LF line endings, one JSON object per non-empty line with
@@ -105,8 +102,12 @@ export function parseBatchFile(bytes: Buffer, limits: Pick<BatchLimits, 'minReco
     );
   if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf)
     throw fileError('The input file starts with a byte order mark (BOM); save it as UTF-8 without a BOM.');
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
-  if (text.includes('\uFFFD')) throw fileError('The input file is not valid UTF-8.');
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw fileError('The input file is not valid UTF-8.');
+  }
   const records: BatchRecordLine[] = [];
   const seen = new Map<string, number>();
   let line = 0;
@@ -115,8 +116,7 @@ export function parseBatchFile(bytes: Buffer, limits: Pick<BatchLimits, 'minReco
     physical++;
     if (raw.endsWith('\r'))
       throw fileError(
-        `Line ${line + (raw.trim() ? 1 : 0) || 1} (file line ${physical}) ends with CRLF; use LF (\\n) line endings.`,
-        raw.trim() ? line + 1 : undefined,
+        `${raw.trim() ? `Line ${line + 1} (file line ${physical})` : `File line ${physical} (blank)`} ends with CRLF; use LF (\\n) line endings.`,
       );
     if (!raw.trim()) continue;
     line++;
@@ -138,40 +138,31 @@ function readRecord(raw: string, line: number, seen: Map<string, number>): Batch
   try {
     v = JSON.parse(raw);
   } catch {
-    throw fileError(`Line ${line}: not valid JSON.`, line);
+    throw fileError(`Line ${line}: not valid JSON.`);
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v))
-    throw fileError(
-      `Line ${line}: each line must be a JSON object with request_id, endpoint and payload.`,
-      line,
-    );
+    throw fileError(`Line ${line}: each line must be a JSON object with request_id, endpoint and payload.`);
   const o = v as Record<string, unknown>;
   const unknown = Object.keys(o).filter((k) => !['request_id', 'endpoint', 'payload'].includes(k));
   if (unknown.length)
     throw fileError(
       `Line ${line}: unknown field ${JSON.stringify(unknown[0])}; a record has request_id, endpoint and payload.`,
-      line,
     );
   const id = o.request_id;
   if (typeof id !== 'string' || !id.trim() || id.length > MAX_REQUEST_ID_CHARS)
     throw fileError(
       `Line ${line}: request_id must be a non-empty string of at most ${MAX_REQUEST_ID_CHARS} characters.`,
-      line,
     );
   const first = seen.get(id);
   if (first !== undefined)
-    throw fileError(
-      `Line ${line}: request_id ${JSON.stringify(id)} was already used on line ${first}.`,
-      line,
-    );
+    throw fileError(`Line ${line}: request_id ${JSON.stringify(id)} was already used on line ${first}.`);
   seen.set(id, line);
   if (o.endpoint !== BATCH_ENDPOINT)
     throw fileError(
       `Line ${line}: endpoint must be exactly "${BATCH_ENDPOINT}" (got ${JSON.stringify(o.endpoint ?? null)}).`,
-      line,
     );
   if (typeof o.payload !== 'object' || o.payload === null || Array.isArray(o.payload))
-    throw fileError(`Line ${line}: payload must be a generation request object.`, line);
+    throw fileError(`Line ${line}: payload must be a generation request object.`);
   return { line, requestId: id, payload: o.payload as Record<string, unknown> };
 }
 

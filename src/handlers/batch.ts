@@ -13,11 +13,14 @@ import { AppError } from '../domain/errors.js';
 import { batchLimits, batchSource, type BatchLimits } from '../domain/batches.js';
 import { JOB_CANCELED } from '../domain/jobs.js';
 import { isPlan } from '../domain/plans.js';
-import { JobFailure, type JobHandler } from '../jobs/handler.js';
+import { JobFailure, JobYield, type JobHandler } from '../jobs/handler.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../store/schema.js';
 
 export const BATCH_KIND = 'batch';
+
+/** Children created per run before the job yields (in time): a few generations' worth of waiting. */
+export const BATCH_SLICE_MS = 5_000;
 
 export interface BatchPayload {
   readonly batchId: string;
@@ -54,6 +57,8 @@ export interface BatchHandlerDeps {
   /** Built lazily: the generation service exists once the container is wired. */
   readonly admitChild: () => AdmitChild;
   readonly planConcurrency?: Partial<Record<string, number>>;
+  /** How long one run creates children before it yields to other work. */
+  readonly sliceMs: number;
 }
 
 /** Another run (or a cancel) moved the record first: this run's child is rolled back. */
@@ -94,10 +99,16 @@ export function batchHandler(
     async run(input, ctx) {
       const items = await store.batches.queuedItems(input.batchId);
       const total = Math.max(1, items.length);
+      const started = Date.now();
       let created = 0;
       let refused = 0;
       for (const [i, item] of items.entries()) {
         ctx.signal.throwIfAborted();
+        // Creating 500 children takes minutes: step aside now and then so that the workers serve
+        // interactive work (and other organizations) in between. The next run resumes here.
+        if (i > 0 && Date.now() - started >= deps.sliceMs) throw new JobYield();
+        // A cancel ended every queued record: stop at once instead of at the next heartbeat.
+        if ((await store.batches.find(input.batchId))?.canceledAt) break;
         try {
           await deps.admitChild()(
             { organization: input.organization, keyId: input.keyId },

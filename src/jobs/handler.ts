@@ -47,6 +47,18 @@ export type JobOutcome<R> =
   | { readonly status: 'completed'; readonly result: R }
   | { readonly status: 'failed' | 'canceled' | 'timed_out'; readonly error: JobError };
 
+/**
+ * Thrown by a long handler that has saved its progress and steps aside: the job goes back to the queue
+ * at once, the attempt refunded, so that work of higher priority (or of other organizations) is claimed
+ * before the job continues. The handler must resume from where it stopped.
+ */
+export class JobYield extends Error {
+  constructor() {
+    super('the job yields to other work and continues later');
+    this.name = 'JobYield';
+  }
+}
+
 /** How a handler reports that a run cannot succeed, or failed for now. */
 export class JobFailure extends Error {
   constructor(

@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { JOB_CANCELED, JOB_TIMED_OUT, type AbortReason } from '../domain/jobs.js';
 import { toFailure, type ClaimedJob, type WorkerPort } from './port.js';
-import type { HandlerRegistry, RunMetrics } from './handler.js';
+import { JobYield, type HandlerRegistry, type RunMetrics } from './handler.js';
 import { ANY_KIND } from './event-bus.js';
 
 export interface WorkerPoolOptions {
@@ -171,9 +171,9 @@ export class WorkerPool {
     if (reason === 'lease_lost') {
       log.warn('lease lost; the run stopped and wrote nothing');
       await this.port.discard(c).catch((e: unknown) => log.warn({ err: e }, 'discarding the run failed'));
-    } else if (reason === 'shutdown') {
+    } else if (reason === 'shutdown' || (reason === null && err instanceof JobYield)) {
       await retrying(() => this.port.release(c), log, 'handing the job back');
-      log.info('job handed back at shutdown');
+      log.info(reason === 'shutdown' ? 'job handed back at shutdown' : 'job yielded; it continues later');
     } else if (reason === 'canceled' || reason === 'deadline') {
       const status = reason === 'canceled' ? 'canceled' : 'timed_out';
       await retrying(

@@ -72,7 +72,7 @@ export class BatchProgress {
     const b = await this.store.batches.lock(trx, batchId);
     if (!b) return 0;
     const n = await this.store.batches.endQueuedItems(trx, batchId, status, error);
-    for (let i = 0; i < n; i++) await this.store.batches.countEnd(trx, batchId, false);
+    await this.store.batches.countEnd(trx, batchId, false, n);
     await this.finishIfDone(trx, batchId);
     return n;
   }
@@ -83,9 +83,8 @@ export class BatchProgress {
     if (!b) return;
     if (error) {
       await this.store.batches.update(trx, batchId, { error_code: error.code, error_message: error.message });
-      await this.store.batches.endQueuedItems(trx, batchId, 'failed', error).then(async (n) => {
-        for (let i = 0; i < n; i++) await this.store.batches.countEnd(trx, batchId, false);
-      });
+      const n = await this.store.batches.endQueuedItems(trx, batchId, 'failed', error);
+      await this.store.batches.countEnd(trx, batchId, false, n);
     }
     const now = (await this.store.batches.find(batchId, undefined, trx)) as BatchRecord;
     await this.store.batches.update(trx, batchId, {

@@ -171,6 +171,17 @@ export class BatchService {
     let assetsResolved = 0;
     let projectsResolved = 0;
     let textInputs = 0;
+    // Records of a batch mostly name the same few assets and projects: each is looked up once.
+    const owned = new Map<string, Promise<boolean>>();
+    const isOwn = (ref: { url?: string; assetId?: string }) => {
+      const key = ref.assetId ? `id:${ref.assetId}` : `url:${ref.url ?? ''}`;
+      let found = owned.get(key);
+      if (!found) {
+        found = this.deps.assets.resolveOwn(org.id, ref).then((r) => 'asset' in r);
+        owned.set(key, found);
+      }
+      return found;
+    };
     for (const rec of records) {
       try {
         const invalid = this.deps.validatePayload(rec.payload);
@@ -181,8 +192,7 @@ export class BatchService {
         );
         for (const ref of [req.video, req.image, req.audio]) {
           if (!ref || (!ref.assetId && !ref.url)) continue;
-          const own = await this.deps.assets.resolveOwn(org.id, { url: ref.url, assetId: ref.assetId });
-          if ('asset' in own) assetsResolved++;
+          if (await isOwn({ url: ref.url, assetId: ref.assetId })) assetsResolved++;
           else if (ref.assetId)
             throw new AppError('asset_not_found', {
               status: 422,

@@ -25,7 +25,7 @@ import { transcriptionHandler } from '../handlers/transcription.js';
 import { TranscriptionService } from './transcriptions.js';
 import { DialogueEditService } from './dialogue-edits.js';
 import { dialogueEditHandler } from '../handlers/dialogue-edit.js';
-import { batchHandler } from '../handlers/batch.js';
+import { BATCH_SLICE_MS, batchHandler } from '../handlers/batch.js';
 import { BatchService } from './batches.js';
 import { BatchProgress } from './batch-progress.js';
 import { compileBodyValidator } from '../http/validation.js';
@@ -147,6 +147,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
         progress: batchProgress,
         admitChild: () => (who, body, child) => services.generations.admitBatchChild(who, body, child),
         planConcurrency: config.batchConcurrency,
+        sliceMs: BATCH_SLICE_MS,
       }),
     );
   // A job of a kind this build cannot run must not sit in the queue unnoticed.

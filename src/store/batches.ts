@@ -194,14 +194,15 @@ export class BatchRepository {
       .execute();
   }
 
-  /** Counts one record's end (the caller holds the batch's lock). */
-  async countEnd(trx: Q, id: string, succeeded: boolean): Promise<void> {
+  /** Counts `n` records' ends (the caller holds the batch's lock). */
+  async countEnd(trx: Q, id: string, succeeded: boolean, n = 1): Promise<void> {
+    if (n <= 0) return;
     await trx
       .updateTable('batches')
       .set((eb) => ({
         ...(succeeded
-          ? { success_count: eb('success_count', '+', 1) }
-          : { failed_count: eb('failed_count', '+', 1) }),
+          ? { success_count: eb('success_count', '+', n) }
+          : { failed_count: eb('failed_count', '+', n) }),
         updated_at: new Date().toISOString(),
       }))
       .where('id', '=', id)

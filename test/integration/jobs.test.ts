@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { createTestServices, type TestServices } from '../helpers/index.js';
 import { startBackground, type Background } from '../../src/jobs/runtime.js';
-import { JobFailure, UnknownJobKindError, type JobHandler, type JobOutcome } from '../../src/jobs/handler.js';
+import {
+  JobFailure,
+  JobYield,
+  UnknownJobKindError,
+  type JobHandler,
+  type JobOutcome,
+} from '../../src/jobs/handler.js';
 import { PostgresEventBus } from '../../src/jobs/event-bus.js';
 import type { JobRecord } from '../../src/store/jobs.js';
 import { loadConfig } from '../../src/config.js';
@@ -21,7 +27,7 @@ const DB = process.env.TEST_DATABASE ?? 'sqlite';
 
 interface Step {
   /** What the run does: finish, throw a failure, or wait until released or aborted. */
-  mode: 'ok' | 'transient' | 'permanent' | 'hold' | 'hold-ignoring-abort';
+  mode: 'ok' | 'transient' | 'permanent' | 'hold' | 'hold-ignoring-abort' | 'yield-once';
 }
 
 /** A test kind: its payload says what the run does; every run and settlement is recorded. */
@@ -50,6 +56,7 @@ function probeKind(kind: string) {
       uploaded.set(input.subjectId, key);
       started.get(input.subjectId)?.();
       if (input.mode === 'transient') throw new Error('flaky dependency');
+      if (input.mode === 'yield-once' && runs.get(input.subjectId) === 1) throw new JobYield();
       if (input.mode === 'permanent')
         throw new JobFailure({ code: 'bad_input', message: 'The input cannot work.' }, 'permanent');
       if (input.mode === 'hold' || input.mode === 'hold-ignoring-abort') {
@@ -156,6 +163,16 @@ describe(`the job system (${DB})`, { timeout: 120_000 }, () => {
     assert.match(key, new RegExp(`^jobs/${j.id}/[0-9a-f-]{36}/out\\.txt$`));
     assert.ok(await t.services.blobs.exists(key));
     assert.deepEqual(await t.services.blobs.list(`jobs/${j.id}/`), [key]);
+  });
+
+  test('a run that yields goes back to the queue at once, its attempt refunded, and continues', async () => {
+    startWorkers();
+    const j = await enqueue({ mode: 'yield-once' });
+    const done = await waitFor(j.subjectId, (x) => x.status === 'completed');
+    assert.equal(probe.runs.get(j.subjectId), 2);
+    assert.equal(done.attempts, 1, 'a yield is not counted as an attempt');
+    assert.equal(done.lastError, null);
+    assert.equal(probe.settled.get(j.subjectId)?.length, 1);
   });
 
   test('a transient failure is retried later (backoff on the database clock); a permanent one ends at once', async () => {

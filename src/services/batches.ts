@@ -153,8 +153,8 @@ export class BatchService {
         payloadVersion: 1,
         priority: JOB_PRIORITY.bulk,
         maxAttempts: this.deps.config.jobMaxAttempts,
-        // Creating the children fetches every record's media: allow for the largest batch.
-        timeoutMs: Math.max(this.deps.config.jobTimeoutMs, records.length * 60_000),
+        // One run creates children for a few seconds and yields: the usual run limit is plenty.
+        timeoutMs: this.deps.config.jobTimeoutMs,
       });
     });
     await this.deps.queue.announce(BATCH_KIND);

@@ -81,7 +81,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const db = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrateToLatest(db);
   const store = createStore(db);
-  const rateLimiter = createRateLimiter(config.redisUrl);
+  const rateLimiter = createRateLimiter(config.redisUrl, logger.child({ component: 'rate-limit' }));
   const urlSigner = new UrlSigner(
     await resolveSigningSecret(config.signingSecret, config.dataDir),
     config.publicUrl,

@@ -1,5 +1,6 @@
 // Rate-limit counters: in memory by default, in Redis when REDIS_URL is set (shared by all API
 // instances). Both count fixed windows aligned to the epoch.
+import type { Logger } from 'pino';
 import { Redis } from 'ioredis';
 import { decide, windowStart, type RateDecision, type RateRule } from '../../domain/rate-limits.js';
 
@@ -34,11 +35,22 @@ export class MemoryRateLimiter implements RateLimiter {
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Redis;
 
+  private lastWarned = 0;
+
   constructor(
     url: string,
     private readonly prefix = 'lipsync:rl:',
+    logger?: Logger,
   ) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+    // Without a listener ioredis prints "Unhandled error event" on every reconnect attempt; requests
+    // already answer 503 while Redis is down, so one warning in the log every half minute is enough.
+    this.redis.on('error', (err: Error) => {
+      const now = Date.now();
+      if (now - this.lastWarned < 30_000) return;
+      this.lastWarned = now;
+      logger?.warn({ err: { message: err.message } }, 'rate-limit store (Redis) unavailable');
+    });
   }
 
   async hit(rule: RateRule, identity: string, nowMs = Date.now()): Promise<RateDecision> {
@@ -58,6 +70,6 @@ export class RedisRateLimiter implements RateLimiter {
   }
 }
 
-export function createRateLimiter(redisUrl: string | null): RateLimiter {
-  return redisUrl ? new RedisRateLimiter(redisUrl) : new MemoryRateLimiter();
+export function createRateLimiter(redisUrl: string | null, logger?: Logger): RateLimiter {
+  return redisUrl ? new RedisRateLimiter(redisUrl, undefined, logger) : new MemoryRateLimiter();
 }

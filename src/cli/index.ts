@@ -13,6 +13,7 @@ import { registerDialogueCommands } from './dialogue.js';
 import { registerOperatorCommands } from './operator.js';
 import { registerModelCommands } from './models.js';
 import { registerBatchCommands } from './batch.js';
+import { registerWorkerTokenCommands } from './worker-tokens.js';
 
 class CliExit extends Error {
   constructor(readonly code: number) {
@@ -270,6 +271,7 @@ export function buildProgram(): Command {
   registerDialogueCommands(program, print);
   registerModelCommands(program, print);
   registerBatchCommands(program, print);
+  registerWorkerTokenCommands(program, { print, withServices });
 
   return program;
 }

@@ -129,6 +129,11 @@ export function dialogueEditHandler(deps: {
       }
     },
 
+    remote: {
+      inputKeys: (input) => [input.sourceKey],
+      outputKeys: (result) => [result.previewKey],
+    },
+
     classify(err) {
       if (err instanceof EditTooLongError)
         return new JobFailure(

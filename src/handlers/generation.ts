@@ -123,6 +123,11 @@ export function generationHandler(
       return runGeneration(input, ctx, deps.engines(), deps.articulation?.() ?? null);
     },
 
+    remote: {
+      inputKeys: (input) => [input.visual.blobKey, input.audio.blobKey],
+      outputKeys: (result) => [result.outputKey, result.watermarkedKey],
+    },
+
     classify(err) {
       if (err instanceof AppError) {
         const quality = err.extras.details?.quality as Record<string, unknown> | undefined;

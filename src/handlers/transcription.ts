@@ -149,6 +149,11 @@ export function transcriptionHandler(deps: {
       }
     },
 
+    remote: {
+      inputKeys: (input) => [input.sourceKey],
+      outputKeys: () => [],
+    },
+
     classify(err) {
       if (err instanceof SpeechProviderError) {
         // An outage of a recognition server may pass; anything else will not.

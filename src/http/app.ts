@@ -23,6 +23,7 @@ import { speechRoutes } from './routes/speech.js';
 import { transcriptionRoutes } from './routes/transcriptions.js';
 import { dialogueEditRoutes } from './routes/dialogue-edits.js';
 import { batchRoutes } from './routes/batches.js';
+import { workerRoutes } from './routes/workers.js';
 import { multipartLimits } from './multipart.js';
 import { registerNulGuard } from './nul-guard.js';
 import { handleClientError } from './client-errors.js';
@@ -81,7 +82,11 @@ export async function buildApp(services: Services): Promise<App> {
       },
       servers: [{ url: services.config.publicUrl }],
       components: {
-        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          // Remote workers (docs/workers.md): Authorization: Bearer <worker token>.
+          workerToken: { type: 'http', scheme: 'bearer' },
+        },
       },
       security: [{ apiKey: [] }],
     },
@@ -122,6 +127,7 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(transcriptionRoutes, { services });
   await app.register(dialogueEditRoutes, { services });
   await app.register(batchRoutes, { services });
+  await app.register(workerRoutes, { services });
 
   app.get('/v2/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => app.swagger());
 

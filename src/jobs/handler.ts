@@ -84,6 +84,11 @@ export interface JobHandler<Payload = unknown, Input = unknown, Result = unknown
   prepare(job: JobRecord, payload: Payload): Promise<Input>;
   /** The work. Throws JobFailure (or AppError, or anything: then transient). */
   run(input: Input, ctx: RunContext): Promise<Result>;
+  /**
+   * Present only on kinds whose run() needs no database or service (it reads and writes blobs through
+   * ctx.files): such jobs may also run on remote workers over HTTP (src/jobs/remote-gateway.ts).
+   */
+  readonly remote?: RemoteRun<Input, Result>;
   /** Maps an error thrown by run() that is not a JobFailure (e.g. a catalogue AppError). */
   classify?(err: unknown): JobFailure | null;
   /** The resource's part of a claim (e.g. PROCESSING). */
@@ -98,6 +103,14 @@ export interface JobHandler<Payload = unknown, Input = unknown, Result = unknown
   onChildClaimed?(trx: Trx, parent: JobRecord, child: JobRecord): Promise<void>;
   /** A parent's part of a child's terminal transition (a batch's counters), in the same transaction. */
   onChildSettled?(trx: Trx, parent: JobRecord, child: JobRecord, outcome: JobOutcome<unknown>): Promise<void>;
+}
+
+/** What the server must know to hand a run to a remote worker and to accept its result. */
+export interface RemoteRun<Input, Result> {
+  /** Every blob key run() reads with files.download (each becomes a signed GET URL). */
+  inputKeys(input: Input): string[];
+  /** Every blob key of the result: each must be an upload of this attempt (checked, and probed). */
+  outputKeys(result: Result): (string | null)[];
 }
 
 export type AnyJobHandler = JobHandler<any, any, any>;

@@ -1,0 +1,318 @@
+// The remote worker protocol (docs/workers.md): /v2/workers/... Not for API keys: every call presents a
+// worker token (Authorization: Bearer lwt_...), checked on every call, so a revoked token is refused at
+// once; every call about one job also presents that job's token (X-Job-Token: the claim's lease token),
+// which opens that job only, for as long as the claim holds it.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
+import type { Services } from '../../services/container.js';
+import { AppError } from '../../domain/errors.js';
+import { WorkerTokenService } from '../../services/worker-tokens.js';
+import type { WorkerTokenRecord } from '../../store/worker-tokens.js';
+import { CLAIM_WAIT_MAX_MS, RemoteGateway } from '../../jobs/remote-gateway.js';
+import type { ClaimedJob } from '../../jobs/port.js';
+import { Watchdog } from '../../jobs/watchdog.js';
+import { errorResponses } from '../schemas/common.js';
+
+const JobParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+const OutputParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 200 }),
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+});
+const JobErrorSchema = Type.Object(
+  {
+    code: Type.String({ minLength: 1, maxLength: 100 }),
+    message: Type.String({ minLength: 1, maxLength: 2000 }),
+    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { additionalProperties: false },
+);
+const ClaimBody = Type.Object(
+  {
+    kinds: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 20 }),
+    /** The worker's own name for itself (recorded in jobs.locked_by after the token's id). */
+    name: Type.Optional(Type.String({ maxLength: 120 })),
+    waitSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: CLAIM_WAIT_MAX_MS / 1000 })),
+  },
+  { additionalProperties: false },
+);
+const ClaimResponse = Type.Object({
+  job: Type.Object({ id: Type.String(), kind: Type.String() }, { additionalProperties: true }),
+  jobToken: Type.String(),
+  leaseMs: Type.Integer(),
+  input: Type.Unknown(),
+  inputs: Type.Record(Type.String(), Type.String()),
+  uploadUrl: Type.String(),
+});
+const Outcome = Type.Object({ outcome: Type.String() }, { additionalProperties: true });
+const security = [{ workerToken: [] }];
+const headers = Type.Object({ 'x-job-token': Type.Optional(Type.String()) });
+
+export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
+  const tags = ['workers'];
+  const config = { auth: false, rateRule: { bucket: 'workers', max: 6000, windowMs: 60_000 } };
+  const tokens = new WorkerTokenService(services.store.db.kysely);
+  const gateway = new RemoteGateway({
+    store: services.store,
+    queue: services.queue,
+    handlers: services.handlers,
+    blobs: services.blobs,
+    bus: services.bus,
+    logger: services.logger.child({ component: 'remote-workers' }),
+    leaseMs: services.config.jobLeaseMs,
+    tempDir: services.config.tempDir,
+    publicUrl: services.config.publicUrl,
+  });
+
+  // An API-only process serves remote workers, whose leases must still expire into retries.
+  if (services.config.role === 'api') {
+    const watchdog = new Watchdog(
+      services.store,
+      services.queue,
+      services.logger.child({ component: 'watchdog' }),
+      Math.max(500, Math.floor(services.config.jobLeaseMs / 4)),
+    );
+    app.addHook('onReady', async () => watchdog.start());
+    app.addHook('onClose', async () => watchdog.stop());
+  }
+
+  // Outputs arrive as raw bodies of any media type, streamed to disk (never buffered).
+  app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+
+  async function worker(request: FastifyRequest): Promise<WorkerTokenRecord> {
+    const h = request.headers.authorization;
+    const m = typeof h === 'string' ? /^Bearer\s+(\S+)$/i.exec(h.trim()) : null;
+    const w = await tokens.authenticate(m?.[1]);
+    if (!w)
+      throw new AppError('unauthorized', {
+        message: 'Missing, invalid or revoked worker token.',
+        suggestion: 'Send Authorization: Bearer <worker token> (lipsync worker-token create).',
+      });
+    return w;
+  }
+
+  async function held(request: FastifyRequest, id: string): Promise<ClaimedJob | null> {
+    const w = await worker(request);
+    const t = request.headers['x-job-token'];
+    return gateway.held(w, id, typeof t === 'string' ? t : undefined);
+  }
+
+  const notHeld = () =>
+    new AppError('forbidden', {
+      message: 'This job token does not hold the job (another job, an ended claim, or another worker).',
+    });
+
+  app.post(
+    '/v2/workers/claim',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Claim a job (long-polled up to 25 s; 204 when none became claimable)',
+        body: ClaimBody,
+        response: { 200: ClaimResponse, 204: Type.Null(), ...errorResponses(400, 401) },
+      },
+    },
+    async (request, reply) => {
+      const w = await worker(request);
+      gateway.checkKinds(request.body.kinds);
+      const gone = new AbortController();
+      const onClose = () => {
+        if (!reply.raw.writableFinished) gone.abort();
+      };
+      reply.raw.once('close', onClose);
+      try {
+        const c = await gateway.claim(
+          w,
+          request.body.name ?? 'worker',
+          request.body.kinds,
+          (request.body.waitSeconds ?? CLAIM_WAIT_MAX_MS / 1000) * 1000,
+          gone.signal,
+        );
+        if (c && gone.signal.aborted) {
+          // The worker went away while its job was being claimed: hand the job straight back.
+          const h = await gateway.held(w, c.job.id, c.jobToken);
+          if (h) await gateway.release(h);
+          return reply.code(204).send(null);
+        }
+        if (!c) return reply.code(204).send(null);
+        return c as never;
+      } finally {
+        reply.raw.off('close', onClose);
+      }
+    },
+  );
+
+  app.get(
+    '/v2/workers/jobs/:id/input',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: "The held job's input again, with fresh signed URLs",
+        params: JobParams,
+        headers,
+        response: { 200: ClaimResponse, ...errorResponses(401, 403) },
+      },
+    },
+    async (request) => {
+      const c = await held(request, request.params.id);
+      if (!c) throw notHeld();
+      return (await gateway.input(c)) as never;
+    },
+  );
+
+  app.post(
+    '/v2/workers/jobs/:id/heartbeat',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary:
+          'Renew the lease and report progress: ok, cancel (stop the run) or lost (stop, write nothing)',
+        params: JobParams,
+        headers,
+        body: Type.Object(
+          { progress: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            answer: Type.Union([Type.Literal('ok'), Type.Literal('cancel'), Type.Literal('lost')]),
+          }),
+          ...errorResponses(400, 401),
+        },
+      },
+    },
+    async (request) => {
+      const c = await held(request, request.params.id);
+      if (!c) return { answer: 'lost' as const };
+      return { answer: await gateway.heartbeat(c, request.body.progress) };
+    },
+  );
+
+  app.put(
+    '/v2/workers/jobs/:id/outputs/:name',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Upload an output of this attempt (raw body; its Content-Type is kept)',
+        params: OutputParams,
+        headers,
+        response: { 201: Type.Object({ key: Type.String() }), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request, reply) => {
+      const c = await held(request, request.params.id);
+      if (!c) throw notHeld();
+      const type = (request.headers['content-type'] ?? 'application/octet-stream').split(';')[0]!.trim();
+      const key = await gateway.upload(c, request.params.name, request.body as Readable, type);
+      return reply.code(201).send({ key });
+    },
+  );
+
+  app.post(
+    '/v2/workers/jobs/:id/complete',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary:
+          'Complete the job: its outputs must be uploads of this attempt that ffprobe reads, else the attempt fails',
+        params: JobParams,
+        headers,
+        body: Type.Object({ result: Type.Unknown() }, { additionalProperties: false }),
+        response: { 200: Outcome, ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const c = await held(request, request.params.id);
+      if (!c) return { outcome: 'lost' };
+      return gateway.complete(c, request.body.result);
+    },
+  );
+
+  app.post(
+    '/v2/workers/jobs/:id/fail',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Record a failed run: retried with backoff (transient, attempts left) or failed',
+        params: JobParams,
+        headers,
+        body: Type.Object(
+          {
+            error: JobErrorSchema,
+            failureKind: Type.Union([Type.Literal('permanent'), Type.Literal('transient')]),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Outcome, ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const c = await held(request, request.params.id);
+      if (!c) return { outcome: 'lost' };
+      return { outcome: await gateway.fail(c, request.body.error, request.body.failureKind) };
+    },
+  );
+
+  app.post(
+    '/v2/workers/jobs/:id/stop',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'End a run that stopped on request (canceled) or past its deadline (timed_out)',
+        params: JobParams,
+        headers,
+        body: Type.Object(
+          {
+            status: Type.Union([Type.Literal('canceled'), Type.Literal('timed_out')]),
+            error: JobErrorSchema,
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Outcome, ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const c = await held(request, request.params.id);
+      if (!c) return { outcome: 'lost' };
+      return {
+        outcome: (await gateway.stopped(c, request.body.status, request.body.error)) ? 'stopped' : 'lost',
+      };
+    },
+  );
+
+  app.post(
+    '/v2/workers/jobs/:id/release',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Hand the job back at once (worker shutting down): requeued, the attempt not counted',
+        params: JobParams,
+        headers,
+        response: { 200: Outcome, ...errorResponses(401) },
+      },
+    },
+    async (request) => {
+      const c = await held(request, request.params.id);
+      if (!c) return { outcome: 'lost' };
+      await gateway.release(c);
+      return { outcome: 'released' };
+    },
+  );
+};

@@ -1,12 +1,17 @@
-// Assets: uploaded media of an organization. Upload (probe, plan limit, store, record), list, get, delete.
-import { randomUUID } from 'node:crypto';
-import { stat } from 'node:fs/promises';
+// Assets: uploaded media of an organization. Upload (probe, plan limit, store, record), direct uploads
+// (announce, PUT to the store, register), list, get, find by content digest, download URL, delete.
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
-import type { AssetRecord } from '../store/assets.js';
+import type { AssetRecord, PendingUpload } from '../store/assets.js';
 import { sortValueOf } from '../store/assets.js';
 import type { Organization } from '../store/organizations.js';
 import type { BlobStore } from '../storage/blob-store.js';
+import { isUploadContentType } from '../storage/url-signer.js';
+import { ensurePrivateDir } from '../private-files.js';
 import { probeMedia, MediaProbeError, type MediaProbe } from '../media/probe.js';
 import { PLAN_LIMITS } from '../domain/plans.js';
 import { AppError } from '../domain/errors.js';
@@ -38,6 +43,51 @@ export interface UploadInput {
   readonly visibility?: string;
   /** Where the asset came from: UPLOAD (default) or TTS (synthesized speech). */
   readonly inputType?: 'UPLOAD' | 'TTS';
+}
+
+/** POST /v2/assets/upload with JSON: a direct upload is announced. */
+export interface PresignInput {
+  readonly organization: Organization;
+  readonly keyId: string | null;
+  readonly fileName: string;
+  readonly contentType: string;
+  readonly size: number;
+}
+
+export interface UploadTarget {
+  /** Where the client PUTs the bytes (no API key), with the announced Content-Type. */
+  readonly uploadUrl: string;
+  /** Where the object will be readable; what POST /v2/assets registers. */
+  readonly url: string;
+  /** Seconds until uploadUrl expires. */
+  readonly expiresIn: number;
+}
+
+/** POST /v2/assets: a direct upload is registered as an asset. */
+export interface RegisterInput {
+  readonly organization: Organization;
+  readonly keyId: string | null;
+  readonly url: string;
+  readonly type: AssetType;
+  readonly name?: string;
+  readonly projectId?: string;
+  readonly visibility?: string;
+  /** Folder for the temp copy that is probed and hashed (the data folder's tmp). */
+  readonly tmpDir: string;
+}
+
+/** How long an upload URL can be used; the returned `url` (to register) is valid seven days. */
+export const UPLOAD_URL_SECONDS = 3600;
+
+/** Keys of direct uploads: the organization is part of the key, the pending record says the rest. */
+export function uploadKeyPrefix(organizationId: string): string {
+  return `uploads/${organizationId}/`;
+}
+
+async function sha256OfFile(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }
 
 export interface AssetListInput {
@@ -114,18 +164,43 @@ export class AssetService {
       });
     }
     const probe = await this.probe(input.path);
+    const name = assetName(input.name, input.fileName, probe.format);
+    return this.storeProbed({
+      organizationId: org.id,
+      keyId: input.keyId,
+      path: input.path,
+      probe,
+      name,
+      projectId,
+      visibility,
+      inputType: input.inputType ?? 'UPLOAD',
+    });
+  }
+
+  /** Moves a probed local file into the blob store and records it (its SHA-256 included). */
+  private async storeProbed(p: {
+    organizationId: string;
+    keyId: string | null;
+    path: string;
+    probe: MediaProbe;
+    name: string;
+    projectId: string | null;
+    visibility: ReturnType<typeof parseVisibility>;
+    inputType: string;
+  }): Promise<AssetRecord> {
+    const { probe } = p;
     const format = probe.format;
-    const name = assetName(input.name, input.fileName, format);
+    const contentSha256 = await sha256OfFile(p.path);
     const id = randomUUID();
-    const key = `assets/${org.id}/${id}.${storageExtension(format)}`;
+    const key = `assets/${p.organizationId}/${id}.${storageExtension(format)}`;
     const contentType = contentTypeFor(format, probe.kind);
-    const stored = await this.blobs.putFile(key, input.path, { contentType, move: true });
+    const stored = await this.blobs.putFile(key, p.path, { contentType, move: true });
     const now = new Date().toISOString();
     const asset: AssetRecord = {
       id,
-      organizationId: org.id,
-      projectId,
-      name,
+      organizationId: p.organizationId,
+      projectId: p.projectId,
+      name: p.name,
       type: probe.kind,
       size: stored.size,
       format,
@@ -133,11 +208,12 @@ export class AssetService {
       ...displaySize(probe),
       storageKey: key,
       contentType,
-      visibility,
-      inputType: input.inputType ?? 'UPLOAD',
-      createdByKeyId: input.keyId,
+      visibility: p.visibility,
+      inputType: p.inputType,
+      createdByKeyId: p.keyId,
       createdAt: now,
       updatedAt: now,
+      contentSha256,
     };
     try {
       await this.store.assets.insert(asset);
@@ -146,6 +222,168 @@ export class AssetService {
       throw err;
     }
     return asset;
+  }
+
+  /**
+   * POST /v2/assets/upload (JSON): checks the announced size against the plan, records the pending
+   * upload and signs where to PUT it (exactly that size and content type) and where it will be read.
+   */
+  async presignUpload(input: PresignInput): Promise<UploadTarget> {
+    const org = input.organization;
+    if (!isUploadContentType(input.contentType)) {
+      throw new AppError('invalid_request', {
+        field: 'contentType',
+        message:
+          'contentType must be a media type such as video/mp4 (printable ASCII, at most 200 characters).',
+      });
+    }
+    if (input.fileName.trim() === '' || input.fileName.includes('\u0000')) {
+      throw new AppError('invalid_request', {
+        field: 'fileName',
+        message: 'fileName must not be empty or contain NUL.',
+      });
+    }
+    this.requireWithinPlan(org, input.size, 'size', 'The announced file');
+    const key = `${uploadKeyPrefix(org.id)}${randomUUID()}`;
+    const now = Date.now();
+    const pending: PendingUpload = {
+      storageKey: key,
+      organizationId: org.id,
+      keyId: input.keyId,
+      fileName: input.fileName,
+      contentType: input.contentType,
+      size: input.size,
+      expiresAt: new Date(now + UPLOAD_URL_SECONDS * 1000).toISOString(),
+      createdAt: new Date(now).toISOString(),
+    };
+    const uploadUrl = await this.blobs.signedUploadUrl(key, {
+      contentType: input.contentType,
+      size: input.size,
+      expiresInSeconds: UPLOAD_URL_SECONDS,
+    });
+    const url = await this.blobs.signedUrl(key);
+    await this.store.assets.insertUpload(pending);
+    return { uploadUrl, url, expiresIn: UPLOAD_URL_SECONDS };
+  }
+
+  /**
+   * POST /v2/assets: the `url` of one of this organization's direct uploads becomes an asset. The
+   * object must be there with the announced size (and within the plan); it is probed and hashed like
+   * a multipart upload, then moved under the asset's own key, so that a second PUT to the upload URL
+   * cannot change a registered asset. An upload is registered once.
+   */
+  async register(input: RegisterInput): Promise<AssetRecord> {
+    const org = input.organization;
+    const visibility = parseVisibility(input.visibility);
+    const projectId = input.projectId?.trim() ? input.projectId.trim() : null;
+    if (projectId !== null) await this.requireProject(org.id, projectId);
+    const pending = await this.pendingUploadOf(org.id, input.url);
+    const st = await this.blobs.stat(pending.storageKey);
+    if (!st) {
+      throw new AppError('invalid_request', {
+        field: 'url',
+        message: 'Nothing has been uploaded to this URL yet: PUT the file to uploadUrl first.',
+      });
+    }
+    if (st.size > this.maxFileBytes(org) || st.size !== pending.size) {
+      // Nothing of a refused upload is kept.
+      await this.discardUpload(pending);
+      this.requireWithinPlan(org, st.size, 'url', 'The uploaded file');
+      throw new AppError('invalid_request', {
+        field: 'url',
+        message: `The uploaded file has ${st.size} bytes, not the ${pending.size} announced; announce and upload it again.`,
+      });
+    }
+    await ensurePrivateDir(input.tmpDir, { tighten: true });
+    const path = join(input.tmpDir, `register-${randomUUID()}`);
+    try {
+      await this.blobs.download(pending.storageKey, path);
+      const probe = await this.probe(path);
+      if (probe.kind !== input.type) {
+        throw new AppError('asset_type_unsupported', {
+          field: 'type',
+          message: `The uploaded file is ${probe.kind === 'AUDIO' ? 'an' : 'a'} ${probe.kind} file, not ${input.type}.`,
+        });
+      }
+      const name = assetName(input.name, pending.fileName, probe.format);
+      if (!(await this.store.assets.deleteUpload(org.id, pending.storageKey))) {
+        throw new AppError('invalid_request', {
+          field: 'url',
+          message: 'This upload has already been registered.',
+        });
+      }
+      const asset = await this.storeProbed({
+        organizationId: org.id,
+        keyId: input.keyId,
+        path,
+        probe,
+        name,
+        projectId,
+        visibility,
+        inputType: 'UPLOAD',
+      });
+      await this.blobs.delete(pending.storageKey).catch((err: unknown) => {
+        this.logger.warn({ err, key: pending.storageKey }, 'registered upload could not be removed');
+      });
+      return asset;
+    } catch (err) {
+      // Not media, or not the declared type: the upload can never become this asset.
+      if (err instanceof AppError && err.code === 'asset_type_unsupported') await this.discardUpload(pending);
+      throw err;
+    } finally {
+      await rm(path, { force: true });
+    }
+  }
+
+  /** GET /v2/assets/uploaded: the organization's newest asset with this content (and type), or null. */
+  findUploaded(organizationId: string, contentSha256: string, type?: AssetType): Promise<AssetRecord | null> {
+    return this.store.assets.findBySha256(organizationId, contentSha256.toLowerCase(), type);
+  }
+
+  /** GET /v2/assets/{id}/download: a signed URL that downloads the file under the asset's name. */
+  async downloadUrl(organizationId: string, id: string): Promise<string> {
+    const a = await this.get(organizationId, id);
+    return this.blobs.signedUrl(a.storageKey, { fileName: a.name });
+  }
+
+  /** The pending direct upload of this organization that `url` (a signed read URL of ours) names. */
+  private async pendingUploadOf(organizationId: string, url: string): Promise<PendingUpload> {
+    const refuse = (message: string) => new AppError('invalid_request', { field: 'url', message });
+    const ours = this.blobs.keyFromUrl(url);
+    if (ours.status === 'foreign') {
+      throw refuse(
+        'url is not a URL of this service: register the url that POST /v2/assets/upload returned.',
+      );
+    }
+    if (ours.status === 'invalid') throw refuse('url is not a valid signed URL of this service.');
+    if (ours.status === 'expired') throw refuse('url has expired: announce and upload the file again.');
+    const pending = ours.key.startsWith(uploadKeyPrefix(organizationId))
+      ? await this.store.assets.findUpload(organizationId, ours.key)
+      : null;
+    if (!pending) {
+      throw refuse(
+        'url is not a direct upload of this organization waiting to be registered (registered already, or announced by another organization).',
+      );
+    }
+    return pending;
+  }
+
+  /** Removes a refused upload: its object and its pending record. */
+  private async discardUpload(p: PendingUpload): Promise<void> {
+    await this.store.assets.deleteUpload(p.organizationId, p.storageKey);
+    await this.blobs.delete(p.storageKey).catch((err: unknown) => {
+      this.logger.warn({ err, key: p.storageKey }, 'refused upload could not be removed');
+    });
+  }
+
+  private requireWithinPlan(org: Organization, size: number, field: string, what: string): void {
+    const max = this.maxFileBytes(org);
+    if (size > max) {
+      throw new AppError('file_size_exceeds_plan_limit', {
+        field,
+        message: `${what} has ${size} bytes; the ${org.plan} plan allows ${max}.`,
+      });
+    }
   }
 
   /** Synthesized speech as a TTS asset, with its word and phoneme timeline (the file is moved). */

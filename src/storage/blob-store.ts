@@ -28,6 +28,15 @@ export interface SignedUrlOptions {
   readonly fileName?: string;
 }
 
+export interface SignedUploadOptions {
+  /** The Content-Type the upload must be sent with (bound into the URL's signature). */
+  readonly contentType: string;
+  /** The exact body size in bytes (bound into the URL's signature). */
+  readonly size: number;
+  /** Validity in seconds from now. */
+  readonly expiresInSeconds: number;
+}
+
 export interface BlobStore {
   /** Stores a stream under key (replacing any blob there); the blob appears only once complete. */
   put(key: string, body: Readable, opts: PutOptions): Promise<BlobStat>;
@@ -41,6 +50,12 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** An absolute URL that lets anyone holding it read the blob until it expires. */
   signedUrl(key: string, opts?: SignedUrlOptions): Promise<string>;
+  /**
+   * An absolute URL that lets anyone holding it PUT exactly `size` bytes of `contentType` under key
+   * (sent with that Content-Type header) until it expires: a direct upload that never passes through
+   * the API's own request handling where the store can take it (S3); the local store's own PUT route.
+   */
+  signedUploadUrl(key: string, opts: SignedUploadOptions): Promise<string>;
   /**
    * Whether `url` is one of this store's own signed URLs: 'foreign' for any other URL; else the key
    * and whether its signature is valid (unexpired), so that our own URLs given back as inputs are

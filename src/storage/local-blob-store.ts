@@ -25,6 +25,7 @@ import {
   type BlobStore,
   type ByteRange,
   type PutOptions,
+  type SignedUploadOptions,
   type SignedUrlOptions,
 } from './blob-store.js';
 import type { UrlSigner } from './url-signer.js';
@@ -141,6 +142,12 @@ export class LocalBlobStore implements BlobStore {
   async signedUrl(key: string, opts: SignedUrlOptions = {}): Promise<string> {
     assertValidBlobKey(key);
     return this.signer.sign(key, opts);
+  }
+
+  /** PUT /v2/files/<key> with an upload signature (src/http/routes/files.ts checks size and type). */
+  async signedUploadUrl(key: string, opts: SignedUploadOptions): Promise<string> {
+    assertValidBlobKey(key);
+    return this.signer.signUpload(key, opts);
   }
 
   keyFromUrl(url: string): ReturnType<BlobStore['keyFromUrl']> {

@@ -12,6 +12,7 @@ import {
   HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
+  PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
@@ -25,6 +26,7 @@ import {
   type BlobStore,
   type ByteRange,
   type PutOptions,
+  type SignedUploadOptions,
   type SignedUrlOptions,
 } from './blob-store.js';
 import { contentDisposition } from './content-disposition.js';
@@ -256,6 +258,30 @@ export class S3BlobStore implements BlobStore {
         opts.fileName !== undefined ? contentDisposition(cleanFileName(opts.fileName)) : undefined,
     });
     return getSignedUrl(this.client, command, { expiresIn, signingDate: new Date(this.now()) });
+  }
+
+  /**
+   * A presigned PutObject: Content-Type and Content-Length are signed headers, so the bucket refuses
+   * (403) a body of another size or type; S3 itself refuses a body longer than Content-Length.
+   */
+  async signedUploadUrl(key: string, opts: SignedUploadOptions): Promise<string> {
+    assertValidBlobKey(key);
+    const expiresIn = Math.ceil(opts.expiresInSeconds);
+    if (!Number.isFinite(expiresIn) || expiresIn <= 0) throw new Error('expiresInSeconds must be positive');
+    if (expiresIn > MAX_PRESIGNED_SECONDS) {
+      throw new RangeError(`S3 presigned URLs are valid for at most ${MAX_PRESIGNED_SECONDS} seconds`);
+    }
+    const command = new PutObjectCommand({
+      Bucket: this.opts.bucket,
+      Key: key,
+      ContentType: opts.contentType,
+      ContentLength: opts.size,
+    });
+    return getSignedUrl(this.client, command, {
+      expiresIn,
+      signingDate: new Date(this.now()),
+      signableHeaders: new Set(['content-type', 'content-length']),
+    });
   }
 
   /**

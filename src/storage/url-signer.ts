@@ -3,6 +3,11 @@
 // URL:       <publicUrl>/v2/files/<key>?expires=<unix seconds>&sig=<hex>[&name=<url-encoded file name>]
 // Signed:    HMAC-SHA256(secret, "lipsync-file-v1\n" + key + "\n" + expires + "\n" + (name ?? ""))
 // The name takes part in the signature, so a holder cannot change the download name either.
+//
+// Upload URLs (direct uploads, PUT):
+// URL:       <publicUrl>/v2/files/<key>?upload=1&expires=<unix seconds>&size=<bytes>&type=<content type>&sig=<hex>
+// Signed:    HMAC-SHA256(secret, "lipsync-upload-v1\n" + key + "\n" + expires + "\n" + size + "\n" + type)
+// Another version string than downloads: an upload URL never reads a file, a download URL never writes.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,6 +15,10 @@ import { DEFAULT_URL_VALIDITY_SECONDS } from './blob-store.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenFile } from '../private-files.js';
 
 const SIGNATURE_VERSION = 'lipsync-file-v1';
+const UPLOAD_SIGNATURE_VERSION = 'lipsync-upload-v1';
+/** A media type with optional parameters, printable ASCII only (it is echoed in a header). */
+const CONTENT_TYPE_RE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(?:\s*;\s*[\x21-\x7e ]*)?$/;
+export const MAX_CONTENT_TYPE_LENGTH = 200;
 const MAX_FILE_NAME_LENGTH = 255;
 
 export type SignatureCheck = 'valid' | 'invalid' | 'expired';
@@ -18,6 +27,24 @@ export interface SignedQuery {
   readonly expires?: string;
   readonly sig?: string;
   readonly name?: string;
+}
+
+export interface UploadQuery {
+  readonly expires?: string;
+  readonly size?: string;
+  readonly type?: string;
+  readonly sig?: string;
+}
+
+/** What an upload URL allows: exactly `size` bytes of `contentType`. */
+export interface UploadGrant {
+  readonly size: number;
+  readonly contentType: string;
+}
+
+/** Whether a content type may be bound into an upload URL (and sent back as a header). */
+export function isUploadContentType(type: string): boolean {
+  return type.length > 0 && type.length <= MAX_CONTENT_TYPE_LENGTH && CONTENT_TYPE_RE.test(type);
 }
 
 export class UrlSigner {
@@ -78,6 +105,55 @@ export class UrlSigner {
     const given = Buffer.from(q.sig, 'hex');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'invalid';
     return expires * 1000 <= this.now() ? 'expired' : 'valid';
+  }
+
+  /** The absolute signed upload (PUT) URL of key for exactly `size` bytes of `contentType`. */
+  signUpload(key: string, opts: UploadGrant & { expiresInSeconds: number }): string {
+    const validity = opts.expiresInSeconds;
+    if (!Number.isFinite(validity) || validity <= 0) throw new Error('expiresInSeconds must be positive');
+    if (!Number.isSafeInteger(opts.size) || opts.size < 0) throw new Error('size must be a whole number');
+    if (!isUploadContentType(opts.contentType)) throw new Error('invalid content type');
+    const expires = Math.floor(this.now() / 1000) + Math.ceil(validity);
+    const params = new URLSearchParams({
+      upload: '1',
+      expires: String(expires),
+      size: String(opts.size),
+      type: opts.contentType,
+      sig: this.uploadMac(key, expires, opts.size, opts.contentType),
+    });
+    return `${this.publicUrl}/v2/files/${key}?${params.toString()}`;
+  }
+
+  /** Checks an upload request for key; the grant (size, type) comes with 'valid' and 'expired'. */
+  checkUpload(
+    key: string,
+    q: UploadQuery,
+  ): { status: 'invalid' } | { status: 'valid' | 'expired'; grant: UploadGrant } {
+    if (
+      !q.expires ||
+      !/^\d{1,12}$/.test(q.expires) ||
+      !q.size ||
+      !/^\d{1,15}$/.test(q.size) ||
+      q.type === undefined ||
+      !isUploadContentType(q.type) ||
+      !q.sig ||
+      !/^[0-9a-f]{64}$/i.test(q.sig)
+    ) {
+      return { status: 'invalid' };
+    }
+    const expires = Number(q.expires);
+    const size = Number(q.size);
+    const expected = Buffer.from(this.uploadMac(key, expires, size, q.type), 'hex');
+    const given = Buffer.from(q.sig, 'hex');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { status: 'invalid' };
+    const grant = { size, contentType: q.type };
+    return { status: expires * 1000 <= this.now() ? 'expired' : 'valid', grant };
+  }
+
+  private uploadMac(key: string, expires: number, size: number, type: string): string {
+    return createHmac('sha256', this.secret)
+      .update(`${UPLOAD_SIGNATURE_VERSION}\n${key}\n${expires}\n${size}\n${type}`)
+      .digest('hex');
   }
 
   private mac(key: string, expires: number, name: string | undefined): string {

@@ -1,6 +1,6 @@
 // Asset records. Lists page by keyset (sort value, id) so pages stay stable while assets are added.
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
-import type { AssetTable, Database } from './schema.js';
+import type { AssetTable, AssetUploadTable, Database } from './schema.js';
 import type { AssetSortField, AssetType, AssetVisibility } from '../domain/assets.js';
 
 export interface AssetRecord {
@@ -21,6 +21,33 @@ export interface AssetRecord {
   createdByKeyId: string | null;
   createdAt: string;
   updatedAt: string;
+  /** SHA-256 of the content, lower-case hex; null (or left out) where unknown. */
+  contentSha256?: string | null;
+}
+
+/** A direct upload announced by POST /v2/assets/upload, until POST /v2/assets registers it. */
+export interface PendingUpload {
+  storageKey: string;
+  organizationId: string;
+  keyId: string | null;
+  fileName: string;
+  contentType: string;
+  size: number;
+  expiresAt: string;
+  createdAt: string;
+}
+
+function toUpload(r: Selectable<AssetUploadTable>): PendingUpload {
+  return {
+    storageKey: r.storage_key,
+    organizationId: r.organization_id,
+    keyId: r.key_id,
+    fileName: r.file_name,
+    contentType: r.content_type,
+    size: Number(r.size),
+    expiresAt: r.expires_at,
+    createdAt: r.created_at,
+  };
 }
 
 export interface AssetListQuery {
@@ -53,6 +80,7 @@ function toAsset(r: Selectable<AssetTable>): AssetRecord {
     createdByKeyId: r.created_by_key_id,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    contentSha256: r.content_sha256,
   };
 }
 
@@ -118,8 +146,60 @@ export class AssetRepository {
         created_by_key_id: a.createdByKeyId,
         created_at: a.createdAt,
         updated_at: a.updatedAt,
+        content_sha256: a.contentSha256 ?? null,
       })
       .execute();
+  }
+
+  /** The organization's newest asset of `type` with this content digest, or null. */
+  async findBySha256(organizationId: string, sha256: string, type?: AssetType): Promise<AssetRecord | null> {
+    let q = this.db
+      .selectFrom('assets')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('content_sha256', '=', sha256);
+    if (type !== undefined) q = q.where('type', '=', type);
+    const r = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+    return r ? toAsset(r) : null;
+  }
+
+  async insertUpload(u: PendingUpload): Promise<void> {
+    await this.db
+      .insertInto('asset_uploads')
+      .values({
+        storage_key: u.storageKey,
+        organization_id: u.organizationId,
+        key_id: u.keyId,
+        file_name: u.fileName,
+        content_type: u.contentType,
+        size: u.size,
+        expires_at: u.expiresAt,
+        created_at: u.createdAt,
+      })
+      .execute();
+  }
+
+  async findUpload(organizationId: string, storageKey: string): Promise<PendingUpload | null> {
+    const r = await this.db
+      .selectFrom('asset_uploads')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('storage_key', '=', storageKey)
+      .executeTakeFirst();
+    return r ? toUpload(r) : null;
+  }
+
+  /**
+   * Removes the pending upload; true for the one caller that removed it (a registration claims its
+   * upload this way, so two registrations of one URL never both succeed).
+   */
+  async deleteUpload(organizationId: string, storageKey: string): Promise<boolean> {
+    const r = await this.db
+      .deleteFrom('asset_uploads')
+      .where('organization_id', '=', organizationId)
+      .where('storage_key', '=', storageKey)
+      .executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
   }
 
   async find(organizationId: string, id: string): Promise<AssetRecord | null> {

@@ -9,6 +9,7 @@ import * as m0005 from './migrations/0005_speech.js';
 import * as m0006 from './migrations/0006_transcriptions.js';
 import * as m0007 from './migrations/0007_dialogue_edits.js';
 import * as m0008 from './migrations/0008_batches.js';
+import * as m0009 from './migrations/0009_asset_sha256.js';
 import * as m0010 from './migrations/0010_worker_tokens.js';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0006_transcriptions': m0006,
   '0007_dialogue_edits': m0007,
   '0008_batches': m0008,
+  '0009_asset_sha256': m0009,
   '0010_worker_tokens': m0010,
 };
 

@@ -60,6 +60,20 @@ export interface AssetTable {
   name_search: string;
   input_type: string;
   created_by_key_id: string | null;
+  /** SHA-256 of the content, lower-case hex (0009); null for assets stored before it. */
+  content_sha256: string | null;
+}
+
+/** A direct upload announced by POST /v2/assets/upload and not registered yet (0009). */
+export interface AssetUploadTable {
+  storage_key: string;
+  organization_id: string;
+  key_id: string | null;
+  file_name: string;
+  content_type: string;
+  size: number;
+  expires_at: string;
+  created_at: string;
 }
 
 export interface SettingTable {
@@ -84,6 +98,7 @@ export interface Database {
   voice_blocks: VoiceBlockTable;
   tts_jobs: TtsJobTable;
   asset_timelines: AssetTimelineTable;
+  asset_uploads: AssetUploadTable;
   transcriptions: TranscriptionTable;
   dialogue_edits: DialogueEditTable;
   batches: BatchTable;

@@ -139,11 +139,20 @@ describe(`assets (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     ]);
     assert.equal(res.statusCode, 404);
     assert.equal(res.json().errorCode, 'project_not_found');
+    // JSON is the direct-upload form (assets-direct-upload.test.ts): checked against its own schema.
     res = await t.app.inject({
       method: 'POST',
       url: '/v2/assets/upload',
       headers: orgA.owner.headers,
       payload: { file: 'x' },
+    });
+    assert.equal(res.statusCode, 400);
+    assert.equal(res.json().errorCode, 'invalid_request');
+    res = await t.app.inject({
+      method: 'POST',
+      url: '/v2/assets/upload',
+      headers: { ...orgA.owner.headers, 'content-type': 'text/plain' },
+      payload: 'x',
     });
     assert.equal(res.statusCode, 415);
     assert.equal(res.json().errorCode, 'unsupported_media_type');

@@ -1,4 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import type { Services } from '../../services/container.js';
 import { assetView } from '../../services/assets.js';
 import { parseTypesFilter } from '../../domain/assets.js';
@@ -7,10 +9,29 @@ import { requireAuth } from '../gatekeeper.js';
 import { planFileLimit, readMultipart } from '../multipart.js';
 import { IdParams, errorResponses } from '../schemas/common.js';
 import { TimelineSchema } from '../schemas/speech.js';
-import { AssetListQuery, AssetPageSchema, AssetSchema, AssetUploadForm } from '../schemas/assets.js';
+import { compileBodyValidator } from '../validation.js';
+import {
+  AssetListQuery,
+  AssetPageSchema,
+  AssetSchema,
+  AssetUploadForm,
+  RegisterAssetBody,
+  UploadRequestBody,
+  UploadTargetSchema,
+  UploadedAssetQuery,
+  UploadedAssetSchema,
+} from '../schemas/assets.js';
 
 /** Accepted names of the file field: `file`, or the media kind. */
 export const UPLOAD_FILE_FIELDS = ['file', 'video', 'audio', 'image'] as const;
+
+/** The JSON form of POST /v2/assets/upload, checked as strictly as any JSON body. */
+const validateUploadRequest = compileBodyValidator(UploadRequestBody, 'body');
+
+function isJsonRequest(req: FastifyRequest): boolean {
+  const type = req.headers['content-type'];
+  return typeof type === 'string' && type.split(';')[0]!.trim().toLowerCase() === 'application/json';
+}
 
 export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = ['assets'];
@@ -21,15 +42,46 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     {
       schema: {
         tags,
-        consumes: ['multipart/form-data'],
-        body: AssetUploadForm,
-        response: { 201: AssetSchema, ...errorResponses(400, 401, 404, 413, 415, 422, 429) },
+        summary:
+          'application/json {fileName, contentType, size}: a direct upload (201 {uploadUrl, url, expiresIn}); multipart/form-data: the file itself (201 Asset)',
+        consumes: ['application/json', 'multipart/form-data'],
+        body: Type.Union([UploadRequestBody, AssetUploadForm]),
+        response: {
+          201: Type.Union([UploadTargetSchema, AssetSchema]),
+          ...errorResponses(400, 401, 404, 413, 415, 422, 429),
+        },
       },
-      // The body schema documents the form; readMultipart reads and checks the stream itself.
+      // The body schema documents both forms; the JSON one is checked below, readMultipart reads and
+      // checks the stream itself.
       validatorCompiler: () => () => true,
     },
     async (req, reply) => {
       const { organization, key } = requireAuth(req);
+      if (!req.isMultipart()) {
+        if (!isJsonRequest(req)) {
+          throw new AppError('unsupported_media_type', {
+            message:
+              'Send application/json {fileName, contentType, size} to upload directly, or multipart/form-data with the file.',
+          });
+        }
+        const invalid = validateUploadRequest(req.body);
+        if (invalid) throw Object.assign(new Error('invalid body'), invalid);
+        const body = req.body as { fileName: string; contentType: string; size: number };
+        if (body.size > services.config.maxUploadBytes) {
+          throw new AppError('invalid_request', {
+            field: 'size',
+            message: `size must be at most ${services.config.maxUploadBytes} bytes.`,
+          });
+        }
+        const target = await services.assets.presignUpload({
+          organization,
+          keyId: key.id,
+          fileName: body.fileName,
+          contentType: body.contentType,
+          size: body.size,
+        });
+        return reply.code(201).send(target as never);
+      }
       const form = await readMultipart(req, {
         tmpDir,
         fileFields: UPLOAD_FILE_FIELDS,
@@ -58,6 +110,67 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       } finally {
         await form.cleanup();
       }
+    },
+  );
+
+  app.post(
+    '/v2/assets',
+    {
+      schema: {
+        tags,
+        summary: 'Register a direct upload (the url of POST /v2/assets/upload, after the PUT) as an asset',
+        body: RegisterAssetBody,
+        response: { 201: AssetSchema, ...errorResponses(400, 401, 404, 422, 429) },
+      },
+    },
+    async (req, reply) => {
+      const { organization, key } = requireAuth(req);
+      const asset = await services.assets.register({
+        organization,
+        keyId: key.id,
+        url: req.body.url,
+        type: req.body.type,
+        name: req.body.name,
+        visibility: req.body.visibility,
+        projectId: req.body.projectId,
+        tmpDir,
+      });
+      return reply.code(201).send(assetView(asset, await services.assets.url(asset)) as never);
+    },
+  );
+
+  app.get(
+    '/v2/assets/uploaded',
+    {
+      schema: {
+        tags,
+        summary: "The organization's newest asset with this SHA-256 (and type), or null",
+        querystring: UploadedAssetQuery,
+        response: { 200: UploadedAssetSchema, ...errorResponses(400, 401) },
+      },
+    },
+    async (req) => {
+      const { organization } = requireAuth(req);
+      const a = await services.assets.findUploaded(organization.id, req.query.contentSha256, req.query.type);
+      return { asset: a ? assetView(a, await services.assets.url(a)) : null } as never;
+    },
+  );
+
+  app.get(
+    '/v2/assets/:id/download',
+    {
+      schema: {
+        tags,
+        summary: 'A signed URL (text/plain) that downloads the file; fetch it without the API key',
+        params: IdParams,
+        produces: ['text/plain'],
+        response: { 200: Type.String(), ...errorResponses(401, 404) },
+      },
+    },
+    async (req, reply) => {
+      const { organization } = requireAuth(req);
+      const url = await services.assets.downloadUrl(organization.id, req.params.id);
+      return reply.type('text/plain; charset=utf-8').send(url);
     },
   );
 

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ASSET_SORTS, ASSET_TYPES, ASSET_VISIBILITIES } from '../../domain/assets.js';
+import { MAX_CONTENT_TYPE_LENGTH } from '../../storage/url-signer.js';
 import { Nullable } from './common.js';
 
 /** A string enum, typed as the union of its values. */
@@ -61,3 +62,48 @@ export const AssetUploadForm = Type.Object({
   projectId: Type.Optional(Type.String()),
   visibility: Type.Optional(literals(ASSET_VISIBILITIES)),
 });
+
+/** POST /v2/assets/upload with a JSON body: announce a direct upload. */
+export const UploadRequestBody = Type.Object(
+  {
+    fileName: Type.String({ minLength: 1, maxLength: 255 }),
+    contentType: Type.String({
+      minLength: 3,
+      maxLength: MAX_CONTENT_TYPE_LENGTH,
+      description: 'The media type the file is PUT with, e.g. video/mp4.',
+    }),
+    size: Type.Integer({ minimum: 1, description: 'The exact size of the file in bytes (at most 5 GiB).' }),
+  },
+  { $id: 'CreateUploadRequest' },
+);
+
+export const UploadTargetSchema = Type.Object(
+  {
+    uploadUrl: Type.String({
+      description: 'PUT the file here, with the same Content-Type and no API key, before it expires.',
+    }),
+    url: Type.String({ description: 'Where the file will be readable: register it with POST /v2/assets.' }),
+    expiresIn: Type.Integer({ description: 'Seconds until uploadUrl expires.' }),
+  },
+  { $id: 'CreateUploadResponse' },
+);
+
+/** POST /v2/assets: register a direct upload as an asset. */
+export const RegisterAssetBody = Type.Object({
+  url: Type.String({
+    minLength: 1,
+    maxLength: 4096,
+    description: 'The url POST /v2/assets/upload returned.',
+  }),
+  type: literals(ASSET_TYPES),
+  name: Type.Optional(Type.String({ maxLength: 255 })),
+  visibility: Type.Optional(literals(ASSET_VISIBILITIES)),
+  projectId: Type.Optional(Type.String({ maxLength: 200 })),
+});
+
+export const UploadedAssetQuery = Type.Object({
+  contentSha256: Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'SHA-256 of the file, hex.' }),
+  type: Type.Optional(literals(ASSET_TYPES)),
+});
+
+export const UploadedAssetSchema = Type.Object({ asset: Type.Union([AssetSchema, Type.Null()]) });

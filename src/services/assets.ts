@@ -9,7 +9,7 @@ import type { Store } from '../store/index.js';
 import type { AssetRecord, PendingUpload } from '../store/assets.js';
 import { sortValueOf } from '../store/assets.js';
 import type { Organization } from '../store/organizations.js';
-import type { BlobStore } from '../storage/blob-store.js';
+import { BlobNotFoundError, type BlobStore } from '../storage/blob-store.js';
 import { isUploadContentType } from '../storage/url-signer.js';
 import { ensurePrivateDir } from '../private-files.js';
 import { probeMedia, MediaProbeError, type MediaProbe } from '../media/probe.js';
@@ -297,7 +297,11 @@ export class AssetService {
     await ensurePrivateDir(input.tmpDir, { tighten: true });
     const path = join(input.tmpDir, `register-${randomUUID()}`);
     try {
-      await this.blobs.download(pending.storageKey, path);
+      await this.blobs.download(pending.storageKey, path).catch((err: unknown) => {
+        // Removed meanwhile (another registration of the same upload won the race).
+        if (!(err instanceof BlobNotFoundError)) throw err;
+        throw new AppError('invalid_request', { field: 'url', message: 'This upload is no longer there.' });
+      });
       const probe = await this.probe(path);
       if (probe.kind !== input.type) {
         throw new AppError('asset_type_unsupported', {

@@ -14,6 +14,7 @@ import { registerOperatorCommands } from './operator.js';
 import { registerModelCommands } from './models.js';
 import { registerBatchCommands } from './batch.js';
 import { registerWorkerTokenCommands } from './worker-tokens.js';
+import { startRemoteWorker } from '../jobs/remote-worker.js';
 
 class CliExit extends Error {
   constructor(readonly code: number) {
@@ -45,6 +46,24 @@ async function withServices<T>(fn: (s: Services, config: Config) => Promise<T>):
   }
 }
 
+/** `lipsync worker --server URL --token T`: a worker that holds no database or storage credentials. */
+async function runRemoteWorker(config: Config, server: string, token: string | undefined): Promise<void> {
+  if (!token)
+    fail(false, 'a remote worker needs --token (or LIPSYNC_WORKER_TOKEN): lipsync worker-token create', 2);
+  if (!/^https?:\/\/[^/]/.test(server)) fail(false, '--server must be an http(s) URL', 2);
+  const logger = createLogger(config.logLevel);
+  const worker = await startRemoteWorker(config, { server, token }, logger);
+  const shutdown = (sig: string) => {
+    logger.info({ signal: sig }, 'worker shutting down');
+    worker.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
 export function buildProgram(): Command {
   const program = new Command('lipsync')
     .description('Self-hosted lip-sync generation service')
@@ -70,16 +89,27 @@ export function buildProgram(): Command {
 
   program
     .command('worker')
-    .description('run a worker process (claims and runs jobs) on the configured database')
+    .description(
+      'run a worker process (claims and runs jobs) on the configured database, or remotely over HTTP (--server)',
+    )
     .option('--kinds <list>', 'job kinds to serve, comma-separated (default: all; LIPSYNC_WORKER_KINDS)')
     .option('--concurrency <n>', 'jobs run at once (LIPSYNC_WORKER_CONCURRENCY)')
-    .action(async (opts: { kinds?: string; concurrency?: string }) => {
+    .option(
+      '--server <url>',
+      'run as a remote worker of this server, over HTTP (no database; docs/workers.md)',
+    )
+    .option('--token <token>', 'the worker token of --server (LIPSYNC_WORKER_TOKEN)')
+    .action(async (opts: { kinds?: string; concurrency?: string; server?: string; token?: string }) => {
       const config = loadConfig({
         ...process.env,
         LIPSYNC_ROLE: 'worker',
         ...(opts.kinds !== undefined ? { LIPSYNC_WORKER_KINDS: opts.kinds } : {}),
         ...(opts.concurrency !== undefined ? { LIPSYNC_WORKER_CONCURRENCY: opts.concurrency } : {}),
       });
+      if (opts.server !== undefined) {
+        await runRemoteWorker(config, opts.server, opts.token ?? process.env.LIPSYNC_WORKER_TOKEN);
+        return;
+      }
       const running = await start(config);
       const shutdown = (sig: string) => {
         running.services.logger.info({ signal: sig }, 'worker shutting down');

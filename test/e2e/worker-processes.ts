@@ -34,10 +34,10 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-export function startWorker(name: string, env: Record<string, string>): WorkerProcess {
+export function startWorker(name: string, env: Record<string, string>, args: string[] = []): WorkerProcess {
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !CONFIG_VARS.test(k)) base[k] = v;
-  const child = spawn(process.execPath, [binPath, 'worker'], {
+  const child = spawn(process.execPath, [binPath, 'worker', ...args], {
     cwd: repoRoot,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

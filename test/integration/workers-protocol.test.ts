@@ -113,6 +113,12 @@ describe(`remote worker protocol (${DB})`, { timeout: 180_000 }, () => {
       assert.equal(res.statusCode, 400, res.body);
       assert.match(res.json().message, /cannot run on a remote worker/);
     }
+    const me = await t.app.inject({ method: 'GET', url: '/v2/workers/me', headers: bearer(tokenA) });
+    assert.equal(me.statusCode, 200, me.body);
+    assert.equal(me.json().name, 'a');
+    assert.equal(me.json().leaseMs, t.services.config.jobLeaseMs);
+    assert.deepEqual(me.json().kinds.sort(), ['dialogue_edit', 'generation', 'transcription']);
+    assert.equal((await t.app.inject({ method: 'GET', url: '/v2/workers/me' })).statusCode, 401);
     const none = await claim(tokenA);
     assert.equal(none.statusCode, 204, 'nothing queued: no content');
     const doc = (await t.app.inject({ method: 'GET', url: '/v2/openapi.json' })).json();

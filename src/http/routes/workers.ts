@@ -5,7 +5,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { Readable } from 'node:stream';
 import type { Services } from '../../services/container.js';
 import { AppError } from '../../domain/errors.js';
 import { WorkerTokenService } from '../../services/worker-tokens.js';
@@ -77,8 +76,9 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     app.addHook('onClose', async () => watchdog.stop());
   }
 
-  // Outputs arrive as raw bodies of any media type, streamed to disk (never buffered).
-  app.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+  // Outputs arrive as raw bodies of any media type, streamed to disk from request.raw (never buffered).
+  // The parser leaves the body unread: a stream as request.body would be walked by the NUL guard.
+  app.addContentTypeParser('*', (_req, _payload, done) => done(null));
 
   async function worker(request: FastifyRequest): Promise<WorkerTokenRecord> {
     const h = request.headers.authorization;
@@ -102,6 +102,31 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     new AppError('forbidden', {
       message: 'This job token does not hold the job (another job, an ended claim, or another worker).',
     });
+
+  app.get(
+    '/v2/workers/me',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: "The worker token's identity, the lease to keep, and the kinds remote workers may serve",
+        response: {
+          200: Type.Object({
+            id: Type.String(),
+            name: Type.String(),
+            leaseMs: Type.Integer(),
+            kinds: Type.Array(Type.String()),
+          }),
+          ...errorResponses(401),
+        },
+      },
+    },
+    async (request) => {
+      const w = await worker(request);
+      return { id: w.id, name: w.name, leaseMs: services.config.jobLeaseMs, kinds: gateway.remoteKinds() };
+    },
+  );
 
   app.post(
     '/v2/workers/claim',
@@ -212,7 +237,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       const c = await held(request, request.params.id);
       if (!c) throw notHeld();
       const type = (request.headers['content-type'] ?? 'application/octet-stream').split(';')[0]!.trim();
-      const key = await gateway.upload(c, request.params.name, request.body as Readable, type);
+      const key = await gateway.upload(c, request.params.name, request.raw, type);
       return reply.code(201).send({ key });
     },
   );

@@ -4,7 +4,7 @@ import { createLogger } from './logger.js';
 import { createServices, type Services } from './services/container.js';
 import { buildApp, type App } from './http/app.js';
 import { bootstrapFirstOrganization } from './services/bootstrap.js';
-import { startBackground, type Background } from './jobs/runtime.js';
+import { startBackground, startHousekeeping, type Background } from './jobs/runtime.js';
 
 export interface Running {
   services: Services;
@@ -27,6 +27,8 @@ export async function start(
     logger.info({ owner: background.pool.owner, concurrency: config.workerConcurrency }, 'worker started');
   }
 
+  // An API-only process still requeues dead workers' jobs and delivers webhooks (remote workers only).
+  const housekeeping = config.role === 'api' ? startHousekeeping(services) : null;
   if (config.role === 'api' || config.role === 'all') {
     const first = await bootstrapFirstOrganization(services);
     app = await buildApp(services);
@@ -58,7 +60,7 @@ export async function start(
     stopping = true;
     // Running jobs are handed back at once (another worker takes them without losing an attempt),
     // while the API finishes the requests in flight.
-    await Promise.all([app?.close(), background?.stop()]);
+    await Promise.all([app?.close(), background?.stop(), housekeeping?.stop()]);
     await services.close();
   };
   return { services, app, url, stop };

@@ -66,6 +66,28 @@ export function startBackground(services: Services, opts: BackgroundOptions = {}
     },
     logger.child({ component: 'worker' }),
   );
+  const housekeeping = startHousekeeping(services);
+  void sweepStaleTemp(config.tempDir, config.jobTimeoutMs).then((n) => {
+    if (n > 0) logger.info({ removed: n }, 'stale temp files removed');
+  });
+  pool.start();
+  return {
+    pool,
+    async stop() {
+      await pool.stop();
+      await housekeeping.stop();
+    },
+  };
+}
+
+/**
+ * What every process on the database runs besides its workers: the watchdog (expired leases of local
+ * and remote workers back to the queue) and the webhook dispatcher (the outbox). An API-only process
+ * runs it too, so that a deployment of API instances and remote workers alone still delivers webhooks
+ * and retries the jobs of dead workers. Several of each are safe: both claim under leases.
+ */
+export function startHousekeeping(services: Services): { stop(): Promise<void> } {
+  const { config, store, logger } = services;
   const watchdog = new Watchdog(
     store,
     services.queue,
@@ -87,16 +109,10 @@ export function startBackground(services: Services, opts: BackgroundOptions = {}
     logger.child({ component: 'webhooks' }),
     services.metrics,
   );
-  void sweepStaleTemp(config.tempDir, config.jobTimeoutMs).then((n) => {
-    if (n > 0) logger.info({ removed: n }, 'stale temp files removed');
-  });
-  pool.start();
   watchdog.start();
   dispatcher.start();
   return {
-    pool,
     async stop() {
-      await pool.stop();
       await watchdog.stop();
       await dispatcher.stop();
     },

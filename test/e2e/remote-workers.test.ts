@@ -3,6 +3,8 @@
 // run generations through the worker protocol only; one killed with SIGKILL in the middle of a long
 // job loses its lease, the API process's watchdog requeues the job and the other worker completes it;
 // a revoked worker token is refused at once; a job token opens its own job's input only.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -65,7 +67,12 @@ describe(`remote workers over HTTP (${DB})`, { timeout: 300_000 }, () => {
       mkdtemp(join(tmpdir(), 'lipsync-remote-out-')),
     ]);
     apiServer = await startServer({
-      env: { ...dep.env, LIPSYNC_ROLE: 'api', LIPSYNC_JOB_LEASE_SECONDS: '3' },
+      env: {
+        ...dep.env,
+        LIPSYNC_ROLE: 'api',
+        LIPSYNC_JOB_LEASE_SECONDS: '3',
+        LIPSYNC_ALLOW_PRIVATE_URLS: 'true',
+      },
     });
     org = await cliOrg({ ...dep.env });
     [video, short, tone61] = await Promise.all([
@@ -125,7 +132,33 @@ describe(`remote workers over HTTP (${DB})`, { timeout: 300_000 }, () => {
   }
 
   test('generations complete on remote workers that hold no database', async () => {
-    const ids = await Promise.all([0, 1, 2].map(() => createGeneration(apiServer, org, body(short))));
+    // No database worker runs anywhere: the API-only process itself delivers the webhook.
+    const hooks: string[] = [];
+    const receiver = createServer((req, res) => {
+      let b = '';
+      req.on('data', (c: Buffer) => (b += c.toString()));
+      req.on('end', () => {
+        hooks.push(b);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const ids = await Promise.all(
+      [0, 1, 2].map((i) =>
+        createGeneration(apiServer, org, { ...body(short), ...(i === 0 ? { webhookUrl: hookUrl } : {}) }),
+      ),
+    );
+    try {
+      const end = Date.now() + 60_000;
+      await waitDone(apiServer, org, ids[0]!, 120_000);
+      while (!hooks.some((h) => JSON.parse(h).id === ids[0])) {
+        if (Date.now() > end) assert.fail('the API-only server delivered no webhook');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      await new Promise((r) => receiver.close(r));
+    }
     for (const id of ids) {
       const g = await waitDone(apiServer, org, id, 120_000);
       assert.equal(g.status, 'COMPLETED', `${JSON.stringify(g)}\n${allOutput(workers)}`);

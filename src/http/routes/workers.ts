@@ -11,7 +11,6 @@ import { WorkerTokenService } from '../../services/worker-tokens.js';
 import type { WorkerTokenRecord } from '../../store/worker-tokens.js';
 import { CLAIM_WAIT_MAX_MS, RemoteGateway } from '../../jobs/remote-gateway.js';
 import type { ClaimedJob } from '../../jobs/port.js';
-import { Watchdog } from '../../jobs/watchdog.js';
 import { errorResponses } from '../schemas/common.js';
 
 const JobParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
@@ -63,18 +62,6 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     tempDir: services.config.tempDir,
     publicUrl: services.config.publicUrl,
   });
-
-  // An API-only process serves remote workers, whose leases must still expire into retries.
-  if (services.config.role === 'api') {
-    const watchdog = new Watchdog(
-      services.store,
-      services.queue,
-      services.logger.child({ component: 'watchdog' }),
-      Math.max(500, Math.floor(services.config.jobLeaseMs / 4)),
-    );
-    app.addHook('onReady', async () => watchdog.start());
-    app.addHook('onClose', async () => watchdog.stop());
-  }
 
   // Outputs arrive as raw bodies of any media type, streamed to disk from request.raw (never buffered).
   // The parser leaves the body unread: a stream as request.body would be walked by the NUL guard.

@@ -18,6 +18,7 @@ const BENCHES = [
   'text-generation',
   'dialogue-render',
   'batch',
+  'scale-out',
 ] as const;
 const here = dirname(fileURLToPath(import.meta.url));
 

@@ -16,7 +16,12 @@
 // at every sound of the true timeline. Needs the fixtures (LIPSYNC_FIXTURES_DIR or ../shared/fixtures).
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { atSounds, phonemeShapes } from '../src/engines/cpu/phoneme-quality.js';
+import {
+  atSounds,
+  middleFrame,
+  phonemeShapes,
+  syncOutsideLipSounds,
+} from '../src/engines/cpu/phoneme-quality.js';
 import {
   loudnessPerFrame,
   measureMouth,
@@ -60,6 +65,8 @@ const { values } = parseArgs({
     noise: { type: 'string', default: 'music' },
     snr: { type: 'string', default: '10' },
     json: { type: 'boolean', default: false },
+    // Per p, b, m of the true timeline: the opening above the clip's shut level at its middle frame.
+    detail: { type: 'boolean', default: false },
   },
 });
 
@@ -115,6 +122,8 @@ interface Row {
   pbm: number;
   rounded: number;
   sync: number;
+  syncOutside: number;
+  lag: number;
   psnr: number;
   pauses: number;
   primary: string;
@@ -157,6 +166,8 @@ for (const clip of values.clips.split(',')) {
       pbm: shapes.openRatio,
       rounded: shapes.widthRatio,
       sync: syncScore(measured.opening, db).score,
+      syncOutside: syncOutsideLipSounds(measured.opening, db, truth, fps).score,
+      lag: syncScore(measured.opening, db).lag,
       psnr: (await psnrOutsideLowerFace(out, video, measured)).psnr,
       pauses: atSounds(measured.opening, truth, ['sil'], fps, shapes.shutLevel).mean,
       primary: a?.primary ?? 'acoustic',
@@ -164,10 +175,19 @@ for (const clip of values.clips.split(',')) {
       ms: a?.timings ?? null,
     };
     rows.push(row);
+    if (values.detail && !values.json) {
+      const at = truth
+        .filter((ph) => ['p', 'b', 'm'].includes(ph.phone.toLowerCase()))
+        .map((ph) => {
+          const o = measured.opening[middleFrame(ph, fps)] ?? NaN;
+          return `${ph.phone}@${ph.startMs}:${(o - shapes.shutLevel).toFixed(3)}`;
+        });
+      console.log(`  p/b/m above shut: ${at.join(' ')}`);
+    }
     if (!values.json) {
       const f = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : 'n/a');
       console.log(
-        `${clip.padEnd(17)} ${condition.padEnd(15)} p/b/m ${f(row.pbm)}  rounded ${f(row.rounded)}  sync ${f(row.sync)}  ` +
+        `${clip.padEnd(17)} ${condition.padEnd(15)} p/b/m ${f(row.pbm)}  rounded ${f(row.rounded)}  sync ${f(row.sync)} (lag ${row.lag}, outside lip sounds ${f(row.syncOutside)})  ` +
           `PSNR ${row.psnr.toFixed(1)}  pauses ${f(row.pauses)}  ${row.primary} ${String(row.phonemeShare)} ${JSON.stringify(row.ms)}`,
       );
     }

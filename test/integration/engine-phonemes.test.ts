@@ -158,14 +158,16 @@ describe('CPU engine driven by phonemes', { timeout: 600_000 }, () => {
     assert.ok(byPhonemes.psnr >= 35 && Math.abs(byPhonemes.psnr - byAudio.psnr) < 0.5, 'PSNR outside');
     assert.ok(byPhonemes.syncOutside > 0.5, `sync outside lip sounds ${byPhonemes.syncOutside}`);
     // The plain sync score loses what the shut frames cost (the m's and coda b's of this speech are
-    // as loud as its vowels): about 0.14 on this clip with the lips shut one frame per p, b, m; a
-    // closure held over the whole sound, or a jaw that stops following the loudness, loses more.
+    // as loud as its vowels): about 0.13 on this clip with the lips shut one frame per p, b, m; a
+    // closure held over the whole sound, or a per-vowel jaw, loses more.
     assert.ok(
-      byPhonemes.sync >= byAudio.sync - 0.2,
+      byPhonemes.sync >= byAudio.sync - 0.16,
       `sync ${byPhonemes.sync} vs ${byAudio.sync} by loudness`,
     );
+    // Where the lips are free the jaw is the loudness-driven one (0.03 under it on this clip: the
+    // coarticulation around the closures; 0.07 with the per-vowel jaw of before).
     assert.ok(
-      byPhonemes.syncOutside >= byAudio.syncOutside - 0.1,
+      byPhonemes.syncOutside >= byAudio.syncOutside - 0.05,
       `sync outside lip sounds ${byPhonemes.syncOutside} vs ${byAudio.syncOutside} by loudness`,
     );
   });

@@ -141,7 +141,7 @@ describe('the engine mouth plan', () => {
     assert.ok(trusted.phonemeShare! > 0 && trusted.phonemeShare! < 1, String(trusted.phonemeShare));
   });
 
-  test('aligned phone times hold the closure over 40 ms', () => {
+  test('aligned phone times hold the closure over both frames around the middle', () => {
     const f = features(50, 25, (t) => t > 2 && t < 47);
     const phonemes = [
       // The middle (760 ms) on a frame boundary: +-20 ms shuts both frames.
@@ -161,6 +161,26 @@ describe('the engine mouth plan', () => {
       return Array.from(p.track.open).filter((o) => o === 0).length;
     };
     assert.ok(shut(true) > shut(false), `${shut(true)} shut frames aligned vs ${shut(false)} exact`);
+  });
+
+  test('an aligned m 15 ms early still shuts the frame that shows the true middle', () => {
+    // Truth 1045-1115 ms (middle 1080: frame 27 at 25 fps); aligned 1030-1110 (middle 1070, frame 26).
+    const f = features(50, 25, (t) => t > 2 && t < 47);
+    const p = planMouth({
+      audio: f,
+      fps: 25,
+      frames: 50,
+      temperature: 0.5,
+      phonemes: [
+        { phone: 'aa', startMs: 0, endMs: 1030 },
+        { phone: 'm', startMs: 1030, endMs: 1110 },
+        { phone: 'aa', startMs: 1110, endMs: 2000 },
+      ],
+      phonemesAligned: true,
+    });
+    assert.equal(p.track.open[26], 0, 'the aligned middle');
+    assert.equal(p.track.open[27], 0, 'the true middle');
+    assert.ok(p.track.open[24] > 0 && p.track.open[29] > 0, 'open around the closure');
   });
 
   test('the viseme model shuts the lips where it hears p/b/m and gives its lip shapes', () => {

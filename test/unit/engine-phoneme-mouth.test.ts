@@ -64,8 +64,11 @@ describe('mouthFromPhonemes', () => {
     const m = mouthFromPhonemes(tl, FPS, 30, loudAudio(30));
     for (const ph of ['p', 'b', 'm']) assert.equal(m.open[frameOf(tl, ph)], 0, `${ph} shut`);
     for (const ph of ['aa', 'ae', 'ah']) assert.ok(m.open[frameOf(tl, ph)] > 0.4, `${ph} open`);
-    // "aa" opens the jaw further than "ah" on the same loudness.
-    assert.ok(m.open[frameOf(tl, 'aa')] > m.open[frameOf(tl, 'ah')]);
+    // Where the lips are free the jaw is the loudness-driven one: same loudness, same opening.
+    assert.ok(Math.abs(m.open[frameOf(tl, 'aa')] - m.open[frameOf(tl, 'ah')]) < 1e-6);
+    // Without audio the phonemes set the jaw: "aa" opens further than "ah".
+    const alone = mouthFromPhonemes(tl, FPS, 30, null);
+    assert.ok(alone.open[frameOf(tl, 'aa')] > alone.open[frameOf(tl, 'ah')]);
   });
 
   it('nearly closes for f and v with the corners a little spread', () => {

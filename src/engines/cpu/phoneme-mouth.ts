@@ -141,12 +141,15 @@ const STEP_MS = 5;
 /** Without audio: the opening of "aa", on the audio path's scale (0.62 at the speech level). */
 const OPEN_SCALE = 0.66;
 /**
- * With audio: the share of the loudness-driven opening every sound keeps; the rest scales with the
- * sound's jaw target ("aa" keeps all, "iy" 0.79). A jaw set by the phonemes alone follows the
- * loudness far less (correlation 0.58 against 0.86 on test sentences), and loudness is what a
- * viewer hears.
+ * With audio: the share of the loudness-driven opening every sound keeps; the rest would scale with
+ * the sound's jaw target. All of it: the jaw follows the loudness and the phonemes shape the lips
+ * (closures, rounding, spreading). A per-vowel jaw (0.7 + 0.3 x target) decorrelated the opening
+ * from the speech where the lips are free: on the fixture faces the sync score outside lip sounds
+ * fell 0.02-0.13 under the loudness-driven mouth, against -0.03..+0.01 now, and p/b/m and rounding
+ * stayed within their targets (docs/engine.md, "Jaw from the loudness"). Open vowels are louder
+ * than close ones, so "aa" still opens wider than "iy".
  */
-const LOUDNESS_SHARE = 0.7;
+const LOUDNESS_SHARE = 1;
 /**
  * How long the lips stay shut around the middle of a p, b, m, ms, beyond the frame that shows the
  * middle (always shut): none. The synthesized m and voiced b are as loud as their vowels, and every
@@ -154,12 +157,14 @@ const LOUDNESS_SHARE = 0.7;
  */
 const CLOSURE_MS = 0;
 /**
- * The same for aligned phone times, whose middles may be 10-30 ms off the sound's: a 40 ms closure
- * shuts the one or two frames around the middle, so the frame that shows the true middle is shut.
- * Measured on the fixture faces: p/b/m 0.19-0.29 of the open vowels instead of up to 0.38 (in 10 dB
- * of music), for 0.01-0.02 of the sync score.
+ * The same for aligned phone times, whose middles may be 10-30 ms off the sound's: the closure (at
+ * most the sound itself) must cover the frame that shows the true middle. 40 ms missed it whenever
+ * an aligned middle 15 ms early fell on the other side of a 40 ms frame boundary (two m's of "My mom
+ * ... made" left open: p/b/m 0.20-0.41 on the fixture faces); 60 ms, within a real closure's
+ * 50-100 ms, shuts both frames around it: 0.07-0.16, for 0.04-0.06 more of the plain sync score
+ * (the sync outside lip sounds unchanged). docs/engine.md, "Aligned closures".
  */
-export const ALIGNED_CLOSURE_MS = 40;
+export const ALIGNED_CLOSURE_MS = 60;
 /** The lips part this long before a sound's end (the release burst). */
 const RELEASE_MS = 15;
 /** The lips reach a closure this long before its sound starts (the approach itself follows the blend). */

@@ -8,7 +8,8 @@
 // Cases: face (a 590x590 fixture face clip), 720p (a face clip scaled and padded to 1280x720),
 // portrait (the 1080x1920 HEVC fixture scaled to 720x1280), hevc1080 (the same at its own size),
 // speakers (two faces side by side at 1280x720 with active_speaker: scan + draw). Prints frames per second, times, the
-// real-time factor (clip duration / processing time) and the ratio to the plain re-encode.
+// real-time factor (clip duration / processing time), the ratio to the plain re-encode, and the CPU
+// time of this process (the job's thread and the tracking thread, not ffmpeg) per engine frame.
 import os from 'node:os';
 import { join } from 'node:path';
 import { CpuEngine } from '../src/engines/cpu/index.js';
@@ -148,7 +149,18 @@ async function main(): Promise<void> {
 
   const dir = await makeTempDir('bench-engine');
   const rows: string[][] = [
-    ['case', 'size', 'frames', 'ffmpeg s', 'pipes s', 'engine s', 'engine fps', 'x real time', 'vs ffmpeg'],
+    [
+      'case',
+      'size',
+      'frames',
+      'ffmpeg s',
+      'pipes s',
+      'engine s',
+      'engine fps',
+      'x real time',
+      'vs ffmpeg',
+      'node cpu ms/frame',
+    ],
   ];
   try {
     for (const c of CASES) {
@@ -213,6 +225,9 @@ async function main(): Promise<void> {
       const base: number[] = [];
       const pipes: number[] = [];
       const engine: number[] = [];
+      // CPU time of this process (the job's thread and the tracking thread) per engine frame: the
+      // engine's own cost, which a loaded machine stretches far less than it stretches wall time.
+      const engineCpu: number[] = [];
       for (let r = 0; r < rounds; r++) {
         base.push(
           await timed(() =>
@@ -239,6 +254,7 @@ async function main(): Promise<void> {
           ),
         );
         pipes.push(await timed(() => encodeFrames(decode(), encodeSpec)));
+        const cpu0 = process.cpuUsage();
         engine.push(
           await timed(async () => {
             const run = new CpuEngine().start({
@@ -259,6 +275,8 @@ async function main(): Promise<void> {
             if (rep.framesWithFace === 0) console.log(`  (${c.name}: no face found)`);
           }),
         );
+        const cpu = process.cpuUsage(cpu0);
+        engineCpu.push((cpu.user + cpu.system) / 1000 / frames);
       }
       const b = median(base);
       const p = median(pipes);
@@ -273,6 +291,7 @@ async function main(): Promise<void> {
         (frames / e).toFixed(1),
         `${(seconds / e).toFixed(2)}x`,
         `${(e / b).toFixed(2)}x`,
+        median(engineCpu).toFixed(1),
       ]);
     }
   } finally {
@@ -281,7 +300,8 @@ async function main(): Promise<void> {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   for (const r of rows) console.log(r.map((v, i) => v.padStart(widths[i])).join('  '));
   console.log(
-    'x real time: clip seconds per processing second (>= 1 keeps up); vs ffmpeg: engine time / plain re-encode time',
+    'x real time: clip seconds per processing second (>= 1 keeps up); vs ffmpeg: engine time / plain re-encode time; ' +
+      'node cpu: CPU time of this process (job thread + tracking thread, not ffmpeg) per frame of the engine run',
   );
 }
 

@@ -110,6 +110,41 @@ function setup(
 }
 
 const EPS = -1e-4;
+const fround = Math.fround;
+
+/** Reused by the kernels (they run to completion on one thread, so one buffer serves every call). */
+const rowSpanBuffer = new Int32Array(2);
+const paintPx = new Float32Array(3);
+const paintPx2 = new Float32Array(3);
+
+/**
+ * The columns of row `cy` (pixel centre) where the triangle may cover pixels: solves the three
+ * barycentric inequalities for x with a pixel of margin (the per-pixel test still decides), so the
+ * loops skip the empty half of the triangle's bounding box. Returns false when the row is empty.
+ */
+function rowSpan(r: Raster, cy: number, span: Int32Array): boolean {
+  let lo = r.x0;
+  let hi = r.x1;
+  const k1 = r.b1 * cy + r.c1;
+  const k2 = r.b2 * cy + r.c2;
+  const a0 = -(r.a1 + r.a2);
+  const k0 = 1 - k1 - k2;
+  // l = a * cx + k >= EPS, cx = x + 0.5; nearly flat rows (|a| tiny) are left to the per-pixel test.
+  for (let i = 0; i < 3; i++) {
+    const a = i === 0 ? a0 : i === 1 ? r.a1 : r.a2;
+    const k = i === 0 ? k0 : i === 1 ? k1 : k2;
+    if (a > 1e-6) {
+      const x = Math.floor((EPS - k) / a - 0.5) - 1;
+      if (x > lo) lo = x;
+    } else if (a < -1e-6) {
+      const x = Math.ceil((EPS - k) / a - 0.5) + 1;
+      if (x < hi) hi = x;
+    }
+  }
+  span[0] = lo;
+  span[1] = hi;
+  return lo <= hi;
+}
 
 /**
  * Warps the region of `src` described by `g` into `out` (which must already hold a copy of `src`).
@@ -126,7 +161,10 @@ export function renderWarp(
 ): void {
   const { src: sp, dst: dp, alpha } = g;
   const tris = g.topology.triangles;
-  const px = new Float32Array(3);
+  const span = rowSpanBuffer;
+  const maxX = width - 1.001;
+  const maxY = height - 1.001;
+  const rowBytes = width * 3;
   for (let t = 0; t < tris.length; t += 3) {
     const i0 = tris[t];
     const i1 = tris[t + 1];
@@ -152,21 +190,46 @@ export function renderWarp(
     const s1y = sp[2 * i1 + 1];
     const s2x = sp[2 * i2];
     const s2y = sp[2 * i2 + 1];
+    const { a1: ra1, b1: rb1, c1: rc1, a2: ra2, b2: rb2, c2: rc2 } = r;
     for (let y = r.y0; y <= r.y1; y++) {
       const cy = y + 0.5;
-      for (let x = r.x0; x <= r.x1; x++) {
+      if (!rowSpan(r, cy, span)) continue;
+      const xEnd = span[1];
+      for (let x = span[0]; x <= xEnd; x++) {
         const cx = x + 0.5;
-        const l1 = r.a1 * cx + r.b1 * cy + r.c1;
-        const l2 = r.a2 * cx + r.b2 * cy + r.c2;
+        const l1 = ra1 * cx + rb1 * cy + rc1;
+        const l2 = ra2 * cx + rb2 * cy + rc2;
         const l0 = 1 - l1 - l2;
         if (l0 < EPS || l1 < EPS || l2 < EPS) continue;
         const a = l0 * a0 + l1 * a1v + l2 * a2v;
         if (a <= 0.002) continue;
-        sample(src, width, height, l0 * s0x + l1 * s1x + l2 * s2x, l0 * s0y + l1 * s1y + l2 * s2y, px);
+        // The bilinear sample of `sample` inlined (same arithmetic and float32 rounding: the same bytes).
+        let fx = l0 * s0x + l1 * s1x + l2 * s2x - 0.5;
+        let fy = l0 * s0y + l1 * s1y + l2 * s2y - 0.5;
+        if (fx < 0) fx = 0;
+        if (fy < 0) fy = 0;
+        if (fx > maxX) fx = maxX;
+        if (fy > maxY) fy = maxY;
+        const x0 = fx | 0;
+        const y0 = fy | 0;
+        const ax = fx - x0;
+        const ay = fy - y0;
+        const i00 = (y0 * width + x0) * 3;
+        const i01 = i00 + rowBytes;
+        const w00 = (1 - ax) * (1 - ay);
+        const w10 = ax * (1 - ay);
+        const w01 = (1 - ax) * ay;
+        const w11 = ax * ay;
+        const p0 = fround(src[i00] * w00 + src[i00 + 3] * w10 + src[i01] * w01 + src[i01 + 3] * w11);
+        const p1 = fround(src[i00 + 1] * w00 + src[i00 + 4] * w10 + src[i01 + 1] * w01 + src[i01 + 4] * w11);
+        const p2 = fround(src[i00 + 2] * w00 + src[i00 + 5] * w10 + src[i01 + 2] * w01 + src[i01 + 5] * w11);
         const o = (y * width + x) * 3;
-        out[o] = clamp255(src[o] + a * (px[0] - src[o]) + 0.5);
-        out[o + 1] = clamp255(src[o + 1] + a * (px[1] - src[o + 1]) + 0.5);
-        out[o + 2] = clamp255(src[o + 2] + a * (px[2] - src[o + 2]) + 0.5);
+        const v0 = src[o] + a * (p0 - src[o]) + 0.5;
+        const v1 = src[o + 1] + a * (p1 - src[o + 1]) + 0.5;
+        const v2 = src[o + 2] + a * (p2 - src[o + 2]) + 0.5;
+        out[o] = v0 < 0 ? 0 : v0 > 255 ? 255 : v0;
+        out[o + 1] = v1 < 0 ? 0 : v1 > 255 ? 255 : v1;
+        out[o + 2] = v2 < 0 ? 0 : v2 > 255 ? 255 : v2;
       }
     }
   }
@@ -223,8 +286,8 @@ function paintInterior(
   const tex = look.texture;
   // Target gap in texture units: > 1 when the target is wider open than the texture.
   const texRatio = tex ? gap / Math.max(1e-3, tex.gap * g.scale) : 1;
-  const px = new Float32Array(3);
-  const px2 = new Float32Array(3);
+  const px = paintPx;
+  const px2 = paintPx2;
   for (let t = 0; t < cavity.length; t += 3) {
     const i0 = cavity[t];
     const i1 = cavity[t + 1];
@@ -246,7 +309,9 @@ function paintInterior(
     if ((r.a1 * dd1 + r.a2 * dd2) * g.down[0] + (r.b1 * dd1 + r.b2 * dd2) * g.down[1] <= 0) continue;
     for (let y = r.y0; y <= r.y1; y++) {
       const cy = y + 0.5;
-      for (let x = r.x0; x <= r.x1; x++) {
+      if (!rowSpan(r, cy, rowSpanBuffer)) continue;
+      const xEnd = rowSpanBuffer[1];
+      for (let x = rowSpanBuffer[0]; x <= xEnd; x++) {
         const cx = x + 0.5;
         const l1 = r.a1 * cx + r.b1 * cy + r.c1;
         const l2 = r.a2 * cx + r.b2 * cy + r.c2;

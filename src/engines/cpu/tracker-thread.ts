@@ -1,8 +1,10 @@
 // Face tracking off the main thread: FaceMesh is the largest cost per frame (about 13 ms of WASM on
 // one core), and tracking only needs the previous frame's landmarks, so a worker thread tracks frames
-// ahead while the main thread re-draws the mouth of the frame before. Frames travel to the worker and
-// back by transfer (no copy when the frame owns its memory). Workers are pooled: the models load once
-// per worker, not once per job; an idle worker is closed after a minute.
+// ahead while the main thread re-draws the mouth of the frame before. Frames are copied into a small
+// ring of shared-memory slots that the worker reads in place; only the landmarks come back. (Moving
+// each frame to the worker and back by transfer made every frame a fresh external allocation on both
+// threads, which V8 answered with a full mark-compact every few frames.) Workers are pooled: the
+// models load once per worker, not once per job; an idle worker is closed after a minute.
 import { Worker } from 'node:worker_threads';
 import type { FaceModels } from './face-models.js';
 import { FaceTracker, type FaceObservation, type FaceTrackerOptions } from './face-tracker.js';
@@ -37,7 +39,7 @@ export async function* trackInProcess(
 
 type Reply =
   | { type: 'ready' }
-  | { type: 'tracked'; seq: number; data: ArrayBuffer; obs: FaceObservation | null }
+  | { type: 'tracked'; seq: number; obs: FaceObservation | null }
   | { type: 'stats'; stats: TrackerStats }
   | { type: 'error'; message: string };
 
@@ -94,18 +96,15 @@ function release(w: PooledWorker): void {
   idle.push(w);
 }
 
-/** The frame's bytes as an ArrayBuffer that can be transferred without detaching anyone else's data. */
-function transferable(frame: Buffer): ArrayBuffer {
-  const exclusive = frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength;
-  if (exclusive && frame.buffer instanceof ArrayBuffer) return frame.buffer;
-  const copy = new ArrayBuffer(frame.byteLength);
-  new Uint8Array(copy).set(frame);
-  return copy;
-}
+/**
+ * Shared frame slots: frame n goes to slot n % SLOTS. When frame n is posted, every frame up to
+ * n - IN_FLIGHT has come back, so a slot is never written while the worker still reads it.
+ */
+const SLOTS = IN_FLIGHT + 1;
 
 /**
  * Tracks frames on a worker thread, up to IN_FLIGHT frames ahead of the consumer. Yields each frame
- * (the same bytes, handed back by the worker) with its observation, in order.
+ * (the caller's own buffer, untouched) with its observation, in order.
  */
 export async function* trackInWorker(
   frames: AsyncIterable<Buffer>,
@@ -117,7 +116,10 @@ export async function* trackInWorker(
   const pooled = acquire();
   const { worker } = pooled;
   let healthy = false;
-  const pending = new Map<number, { resolve: (v: TrackedFrame) => void; reject: (e: Error) => void }>();
+  const pending = new Map<
+    number,
+    { frame: Buffer; resolve: (v: TrackedFrame) => void; reject: (e: Error) => void }
+  >();
   let statsWaiter: { resolve: (s: TrackerStats) => void; reject: (e: Error) => void } | null = null;
   let failure: Error | null = null;
   const fail = (err: Error) => {
@@ -130,7 +132,7 @@ export async function* trackInWorker(
     if (m.type === 'tracked') {
       const p = pending.get(m.seq);
       pending.delete(m.seq);
-      p?.resolve({ frame: Buffer.from(m.data), obs: m.obs });
+      p?.resolve({ frame: p.frame, obs: m.obs });
     } else if (m.type === 'stats') {
       statsWaiter?.resolve(m.stats);
     } else if (m.type === 'error') {
@@ -145,20 +147,26 @@ export async function* trackInWorker(
 
   try {
     await pooled.ready;
-    worker.postMessage({ type: 'start', width, height, opts });
+    const frameSize = width * height * 3;
+    const shared = new SharedArrayBuffer(frameSize * SLOTS);
+    const slots = Array.from({ length: SLOTS }, (_, k) => new Uint8Array(shared, k * frameSize, frameSize));
+    worker.postMessage({ type: 'start', width, height, opts, shared, slots: SLOTS });
     const queue: Promise<TrackedFrame>[] = [];
     let seq = 0;
     for await (const frame of frames) {
       if (failure) throw failure;
       const n = seq++;
+      if (frame.length !== frameSize) {
+        throw new RangeError(`frame ${n} has ${frame.length} bytes, expected ${frameSize}`);
+      }
       const result = new Promise<TrackedFrame>((resolve, reject) => {
-        pending.set(n, { resolve, reject });
+        pending.set(n, { frame, resolve, reject });
       });
       // Awaited in order below; a failure while it waits must not count as unhandled.
       result.catch(() => undefined);
       queue.push(result);
-      const data = transferable(frame);
-      worker.postMessage({ type: 'frame', seq: n, data }, [data]);
+      slots[n % SLOTS].set(frame);
+      worker.postMessage({ type: 'frame', seq: n });
       if (queue.length >= IN_FLIGHT) yield await (queue.shift() as Promise<TrackedFrame>);
     }
     while (queue.length > 0) yield await (queue.shift() as Promise<TrackedFrame>);
@@ -171,7 +179,7 @@ export async function* trackInWorker(
     worker.off('message', onMessage);
     worker.off('error', onError);
     worker.off('exit', onExit);
-    // A worker stopped mid-stream (abort, error) may still hold frames: it is not reused.
+    // A worker stopped mid-stream (abort, error) may still be tracking: it is not reused.
     if (healthy) release(pooled);
     else void worker.terminate();
   }

@@ -67,8 +67,12 @@ export async function buildApp(services: Services): Promise<App> {
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.addHook('onSend', async (request, reply) => {
+  // A callback hook, not an async one: it runs on every response, and a promise per hook costs.
+  app.addHook('onSend', (request, reply, payload, done) => {
     void reply.header('x-request-id', request.id);
+    // Draining: no connection is kept for a next request, which the balancer then sends elsewhere.
+    if (services.drain.draining) void reply.header('connection', 'close');
+    done(null, payload);
   });
 
   await app.register(swagger, {

@@ -6,6 +6,7 @@ import type { Services } from '../services/container.js';
 import type { AuthContext } from '../services/api-keys.js';
 import { AppError, ERRORS } from '../domain/errors.js';
 import { ruleFor, type RateRule } from '../domain/rate-limits.js';
+import { isUuid } from '../domain/ids.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,6 +19,11 @@ declare module 'fastify' {
     rateRule?: RateRule;
     /** false for the liveness probe: it answers whatever the rate-limit store (Redis) does. */
     rateLimit?: boolean;
+    /**
+     * 'generation': the route reads the generation of its `:id` parameter; it is read in the same
+     * query as the key (AuthContext.preloaded), one round trip instead of two.
+     */
+    authPreload?: 'generation';
   }
 }
 
@@ -36,7 +42,12 @@ export function registerGatekeeper(app: FastifyInstance, services: Services): vo
 
     const header = request.headers['x-api-key'];
     const raw = Array.isArray(header) ? undefined : header;
-    request.auth = needsAuth ? await services.apiKeys.authenticate(raw?.trim()) : null;
+    let preloadId: string | undefined;
+    if (cfg.authPreload === 'generation') {
+      const id = (request.params as { id?: unknown }).id;
+      if (typeof id === 'string' && isUuid(id)) preloadId = id;
+    }
+    request.auth = needsAuth ? await services.apiKeys.authenticate(raw?.trim(), preloadId) : null;
 
     if (services.config.rateLimitEnabled && cfg.rateLimit !== false) {
       const rule =

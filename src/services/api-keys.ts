@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Store } from '../store/index.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Organization } from '../store/organizations.js';
+import type { GenerationRecord } from '../store/generations.js';
 import {
   canGrantRole,
   canManageKey,
@@ -23,6 +24,11 @@ import { AppError } from '../domain/errors.js';
 export interface AuthContext {
   readonly organization: Organization;
   readonly key: ApiKeyRecord;
+  /**
+   * A generation read in the same query as the key (GET /v2/generate/{id}): null when the
+   * organization has no live generation of that id. Absent when none was asked for.
+   */
+  readonly preloaded?: { readonly generationId: string; readonly generation: GenerationRecord | null };
 }
 
 export interface CreatedKey {
@@ -148,18 +154,31 @@ export class ApiKeyService {
     return k;
   }
 
-  /** Resolves an x-api-key value; null for anything that is not a usable key. */
-  async authenticate(raw: string | undefined): Promise<AuthContext | null> {
+  /**
+   * Resolves an x-api-key value; null for anything that is not a usable key. With a generation id
+   * (a UUID), that generation of the key's organization is read in the same query. The key is read
+   * from the database on every call, never cached: revoking it takes effect at once on every instance.
+   */
+  async authenticate(raw: string | undefined, generationId?: string): Promise<AuthContext | null> {
     if (!raw || !looksLikeApiKey(raw)) return null;
-    const found = await this.store.apiKeys.findByHashWithOrganization(hashApiKey(raw));
-    const now = new Date();
-    if (!found || !isKeyUsable(found.key, now)) return null;
+    const hash = hashApiKey(raw);
+    const found: {
+      key: ApiKeyRecord;
+      organization: Organization;
+      generation?: GenerationRecord | null;
+    } | null =
+      generationId === undefined
+        ? await this.store.apiKeys.findByHashWithOrganization(hash)
+        : await this.store.apiKeys.findByHashWithGeneration(hash, generationId);
+    const now = Date.now();
+    if (!found || !isKeyUsable(found.key, new Date(now))) return null;
     const { key: record, organization } = found;
     const last = this.touched.get(record.id) ?? 0;
-    if (now.getTime() - last > 60_000) {
-      this.touched.set(record.id, now.getTime());
-      await this.store.apiKeys.touch(record.id, now.toISOString());
+    if (now - last > 60_000) {
+      this.touched.set(record.id, now);
+      await this.store.apiKeys.touch(record.id, new Date(now).toISOString());
     }
-    return { organization, key: record };
+    if (generationId === undefined || found.generation === undefined) return { organization, key: record };
+    return { organization, key: record, preloaded: { generationId, generation: found.generation } };
   }
 }

@@ -9,6 +9,7 @@ import type { WebhookDelivery } from '../store/webhooks.js';
 import type { AuthContext } from './api-keys.js';
 import type { AdmissionService } from './admission.js';
 import type { AssetService } from './assets.js';
+import type { Drain } from './drain.js';
 import type { EventBus } from '../jobs/event-bus.js';
 import type { JobQueue } from '../jobs/queue.js';
 import { GENERATION_KIND } from '../handlers/generation.js';
@@ -73,6 +74,8 @@ export interface GenerationServiceDeps {
   readonly admission: AdmissionService;
   readonly idempotency: IdempotencyService;
   readonly bus: EventBus;
+  /** A draining instance answers a long-poll with the current state at once. */
+  readonly drain?: Drain;
   readonly queue: JobQueue;
   readonly blobs: BlobStore;
   readonly assets: AssetService;
@@ -112,6 +115,14 @@ export class GenerationService {
     return this.admission.admitBatchChild(who, body, child);
   }
 
+  /** GET /v2/generate/{id}: the generation read with the key when the gatekeeper preloaded it. */
+  async getFor(auth: AuthContext, id: string): Promise<GenerationRecord> {
+    const pre = auth.preloaded;
+    if (pre === undefined || pre.generationId !== id) return this.get(auth.organization.id, id);
+    if (!pre.generation) throw new AppError('generation_not_found', { field: 'id' });
+    return pre.generation;
+  }
+
   async get(organizationId: string, id: string): Promise<GenerationRecord> {
     const g = isUuid(id) ? await this.store.generations.find(id, organizationId) : null;
     if (!g) throw new AppError('generation_not_found', { field: 'id' });
@@ -132,14 +143,17 @@ export class GenerationService {
       const stop = new AbortController();
       const onAbort = () => stop.abort();
       signal?.addEventListener('abort', onAbort, { once: true });
+      this.deps.drain?.signal.addEventListener('abort', onAbort, { once: true });
       const change = this.deps.bus.waitForChange(id, Math.max(0, deadline - Date.now()), stop.signal);
       try {
         const g = await this.get(organizationId, id);
-        if (endsWait(g.status) || Date.now() >= deadline || signal?.aborted) return g;
+        if (endsWait(g.status) || Date.now() >= deadline || signal?.aborted || this.deps.drain?.draining)
+          return g;
         if ((await change) === 'timeout') return await this.get(organizationId, id);
       } finally {
         stop.abort();
         signal?.removeEventListener('abort', onAbort);
+        this.deps.drain?.signal.removeEventListener('abort', onAbort);
         await change;
       }
     }

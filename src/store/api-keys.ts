@@ -1,7 +1,132 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { ApiKeyTable, Database } from './schema.js';
+import type { ApiKeyTable, Database, GenerationTable } from './schema.js';
 import type { Role } from '../domain/api-keys.js';
 import { toOrganization, type Organization } from './organizations.js';
+import { toGeneration, type GenerationRecord } from './generations.js';
+import { compileOnce } from './database.js';
+
+const ORGANIZATION_COLUMNS = [
+  'o.name as o_name',
+  'o.plan as o_plan',
+  'o.billing as o_billing',
+  'o.concurrency_limit as o_concurrency_limit',
+  'o.flags as o_flags',
+  'o.draft as o_draft',
+  'o.webhook_secret as o_webhook_secret',
+  'o.created_at as o_created_at',
+  'o.updated_at as o_updated_at',
+] as const;
+
+/** Every generation column, prefixed: the key's own columns have the same names. */
+const GENERATION_COLUMNS = [
+  'g.id as g_id',
+  'g.organization_id as g_organization_id',
+  'g.project_id as g_project_id',
+  'g.api_key_id as g_api_key_id',
+  'g.model as g_model',
+  'g.status as g_status',
+  'g.source as g_source',
+  'g.input as g_input',
+  'g.resolved_input as g_resolved_input',
+  'g.options as g_options',
+  'g.segments as g_segments',
+  'g.webhook_url as g_webhook_url',
+  'g.output_file_name as g_output_file_name',
+  'g.output_format as g_output_format',
+  'g.output_key as g_output_key',
+  'g.watermarked_key as g_watermarked_key',
+  'g.output_url as g_output_url',
+  'g.output_duration as g_output_duration',
+  'g.progress as g_progress',
+  'g.error as g_error',
+  'g.error_code as g_error_code',
+  'g.quality as g_quality',
+  'g.started_at as g_started_at',
+  'g.finished_at as g_finished_at',
+  'g.created_at as g_created_at',
+  'g.updated_at as g_updated_at',
+  'g.deleted_at as g_deleted_at',
+] as const;
+
+/** Named, not `k.*` (a prepared statement's columns must not change under it; see generations.ts). */
+const KEY_COLUMNS = [
+  'k.id',
+  'k.organization_id',
+  'k.name',
+  'k.prefix',
+  'k.key_hash',
+  'k.role',
+  'k.created_by_key_id',
+  'k.created_at',
+  'k.last_used_at',
+  'k.expires_at',
+  'k.revoked_at',
+] as const satisfies readonly `k.${keyof ApiKeyTable}`[];
+
+type OrganizationColumns = {
+  organization_id: string;
+  o_name: string;
+  o_plan: string;
+  o_billing: string;
+  o_concurrency_limit: number | null;
+  o_flags: string;
+  o_draft: number;
+  o_webhook_secret: string;
+  o_created_at: string;
+  o_updated_at: string;
+};
+
+function organizationOf(r: OrganizationColumns): Organization {
+  return toOrganization({
+    id: r.organization_id,
+    name: r.o_name,
+    plan: r.o_plan,
+    billing: r.o_billing,
+    concurrency_limit: r.o_concurrency_limit,
+    flags: r.o_flags,
+    draft: r.o_draft,
+    webhook_secret: r.o_webhook_secret,
+    created_at: r.o_created_at,
+    updated_at: r.o_updated_at,
+  });
+}
+
+type GenerationColumns = { [K in keyof GenerationTable as `g_${K}`]: GenerationTable[K] | null };
+
+/** The left-joined generation of a row, or null when none matched (its id is then null). */
+function generationOf(r: GenerationColumns): GenerationRecord | null {
+  if (r.g_id === null) return null;
+  const g = r as { [K in keyof GenerationColumns]: NonNullable<GenerationColumns[K]> };
+  return toGeneration({
+    id: g.g_id,
+    organization_id: g.g_organization_id,
+    project_id: r.g_project_id,
+    api_key_id: r.g_api_key_id,
+    model: g.g_model,
+    status: g.g_status,
+    source: g.g_source,
+    input: g.g_input,
+    resolved_input: g.g_resolved_input,
+    options: r.g_options,
+    segments: r.g_segments,
+    webhook_url: r.g_webhook_url,
+    output_file_name: r.g_output_file_name,
+    output_format: g.g_output_format,
+    output_key: r.g_output_key,
+    watermarked_key: r.g_watermarked_key,
+    output_url: r.g_output_url,
+    output_duration: r.g_output_duration,
+    progress: g.g_progress,
+    error: r.g_error,
+    error_code: r.g_error_code,
+    quality: r.g_quality,
+    started_at: r.g_started_at,
+    finished_at: r.g_finished_at,
+    created_at: g.g_created_at,
+    updated_at: g.g_updated_at,
+    deleted_at: r.g_deleted_at,
+  });
+}
 
 export interface ApiKeyRecord {
   id: string;
@@ -34,7 +159,34 @@ function toRecord(r: Selectable<ApiKeyTable>): ApiKeyRecord {
 }
 
 export class ApiKeyRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly keyWithOrganization;
+  private readonly keyWithGeneration;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.keyWithOrganization = compileOnce(db, ['hash'], (q, p) =>
+      q
+        .selectFrom('api_keys as k')
+        .innerJoin('organizations as o', 'o.id', 'k.organization_id')
+        .select(KEY_COLUMNS)
+        .select(ORGANIZATION_COLUMNS)
+        .where('k.key_hash', '=', p.hash),
+    );
+    this.keyWithGeneration = compileOnce(db, ['hash', 'generationId'], (q, p) =>
+      q
+        .selectFrom('api_keys as k')
+        .innerJoin('organizations as o', 'o.id', 'k.organization_id')
+        .leftJoin('generations as g', (join) =>
+          join
+            .onRef('g.organization_id', '=', 'k.organization_id')
+            .on('g.id', '=', p.generationId)
+            .on('g.deleted_at', 'is', null),
+        )
+        .select(KEY_COLUMNS)
+        .select(ORGANIZATION_COLUMNS)
+        .select(GENERATION_COLUMNS)
+        .where('k.key_hash', '=', p.hash),
+    );
+  }
 
   async insert(k: ApiKeyRecord): Promise<void> {
     await this.db
@@ -68,37 +220,22 @@ export class ApiKeyRepository {
   async findByHashWithOrganization(
     hash: string,
   ): Promise<{ key: ApiKeyRecord; organization: Organization } | null> {
-    const r = await this.db
-      .selectFrom('api_keys as k')
-      .innerJoin('organizations as o', 'o.id', 'k.organization_id')
-      .selectAll('k')
-      .select([
-        'o.name as o_name',
-        'o.plan as o_plan',
-        'o.billing as o_billing',
-        'o.concurrency_limit as o_concurrency_limit',
-        'o.flags as o_flags',
-        'o.draft as o_draft',
-        'o.webhook_secret as o_webhook_secret',
-        'o.created_at as o_created_at',
-        'o.updated_at as o_updated_at',
-      ])
-      .where('k.key_hash', '=', hash)
-      .executeTakeFirst();
+    const [r] = await this.keyWithOrganization.run(this.db, { hash });
+    return r ? { key: toRecord(r), organization: organizationOf(r) } : null;
+  }
+
+  /**
+   * The key, its organization and one of its organization's generations (null when there is no such
+   * live generation) in one round trip: GET /v2/generate/{id} reads nothing else. The key row is read
+   * on every request, so a revoked key is refused at once on every instance.
+   */
+  async findByHashWithGeneration(
+    hash: string,
+    generationId: string,
+  ): Promise<{ key: ApiKeyRecord; organization: Organization; generation: GenerationRecord | null } | null> {
+    const [r] = await this.keyWithGeneration.run(this.db, { hash, generationId });
     if (!r) return null;
-    const organization = toOrganization({
-      id: r.organization_id,
-      name: r.o_name,
-      plan: r.o_plan,
-      billing: r.o_billing,
-      concurrency_limit: r.o_concurrency_limit,
-      flags: r.o_flags,
-      draft: r.o_draft,
-      webhook_secret: r.o_webhook_secret,
-      created_at: r.o_created_at,
-      updated_at: r.o_updated_at,
-    });
-    return { key: toRecord(r), organization };
+    return { key: toRecord(r), organization: organizationOf(r), generation: generationOf(r) };
   }
 
   async findById(id: string): Promise<ApiKeyRecord | null> {

@@ -3,7 +3,8 @@
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { createHash } from 'node:crypto';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type Compilable, type CompiledQuery } from 'kysely';
 import type { Database } from './schema.js';
 import { ensurePrivateFileSync, tightenFileSync } from '../private-files.js';
 
@@ -28,6 +29,7 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
     // Keep BIGINT/NUMERIC as numbers: our sizes stay far below 2^53.
     pg.types.setTypeParser(20, (v) => Number(v));
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    pool.on('connect', preparesHotQueries);
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return {
       kysely,
@@ -50,6 +52,7 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
   const kysely = new Kysely<Database>({
     dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
   });
+  sqliteHandles.set(kysely, sqlite);
   return { kysely, dialect: 'sqlite', pgPool: null, ping: () => ping(kysely), close: () => kysely.destroy() };
 }
 
@@ -77,4 +80,75 @@ function withStatementCache(db: SQLite.Database, max = 500): SQLite.Database {
       };
     },
   });
+}
+
+/** SQL text of the queries compiled once (compileOnce) -> the name of their PostgreSQL prepared statement. */
+const hotStatements = new Map<string, string>();
+
+/**
+ * On PostgreSQL, the hot queries run as named prepared statements: each connection parses and plans
+ * them once instead of on every request (the database shares the machine's cores with the service).
+ * Only compileOnce's queries are named, so their number stays fixed.
+ */
+function preparesHotQueries(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = (text: unknown, ...rest: unknown[]) => {
+    const name = typeof text === 'string' ? hotStatements.get(text) : undefined;
+    if (name === undefined || !Array.isArray(rest[0])) return query(text, ...rest);
+    return query({ name, text, values: rest[0] }, ...rest.slice(1));
+  };
+}
+
+/** The better-sqlite3 handle under each SQLite Kysely instance (compileOnce runs on it directly). */
+const sqliteHandles = new WeakMap<Kysely<Database>, SQLite.Database>();
+
+export interface CompiledOnce<P extends string, R> {
+  /** Runs the query with these parameter values, on the database or inside a transaction. */
+  run(db: Kysely<Database>, values: Readonly<Record<P, unknown>>): Promise<R[]>;
+}
+
+/**
+ * A select built and compiled by Kysely once; each run only substitutes its parameters. Building and
+ * compiling a query costs more CPU than SQLite takes to run a point lookup (docs/benchmarks.md). The
+ * builder gets a placeholder value per named parameter; they are found again among the compiled
+ * parameters, so the order of the parameters in the SQL does not matter.
+ *
+ * On SQLite, outside a transaction, the prepared statement runs directly on the better-sqlite3
+ * handle: it is synchronous, so it cannot interleave with another query, and Kysely's connection lock
+ * and result plumbing are skipped. While a Kysely transaction holds the connection (it spans awaits)
+ * the run goes through Kysely and waits its turn, so it never reads that transaction's uncommitted rows.
+ */
+export function compileOnce<P extends string, R>(
+  db: Kysely<Database>,
+  names: readonly P[],
+  build: (db: Kysely<Database>, param: Readonly<Record<P, string>>) => Compilable<R>,
+): CompiledOnce<P, R> {
+  const placeholders = Object.fromEntries(names.map((n) => [n, `\u0000compileOnce:${n}`])) as Record<
+    P,
+    string
+  >;
+  const compiled: CompiledQuery<R> = build(db, placeholders).compile();
+  const byPlaceholder = new Map(names.map((n) => [placeholders[n], n]));
+  const slots = compiled.parameters.map((v) => (typeof v === 'string' ? byPlaceholder.get(v) : undefined));
+  for (const n of names) {
+    if (!slots.includes(n)) throw new Error(`compileOnce: parameter ${n} is not used by the query`);
+  }
+  const name = `hot_${createHash('sha1').update(compiled.sql).digest('hex').slice(0, 16)}`;
+  hotStatements.set(compiled.sql, name);
+  const handle = sqliteHandles.get(db);
+  let direct: SQLite.Statement | undefined;
+  return {
+    run: async (target, values) => {
+      const parameters = compiled.parameters.map((v, i) => {
+        const slot = slots[i];
+        return slot === undefined ? v : values[slot];
+      });
+      if (handle !== undefined && target === db && !handle.inTransaction) {
+        direct ??= handle.prepare(compiled.sql);
+        return direct.all(...parameters) as R[];
+      }
+      const res = await target.executeQuery<R>({ ...compiled, parameters });
+      return res.rows;
+    },
+  };
 }

@@ -1,7 +1,7 @@
 // The generation row: what clients see of a generation. How its work runs is its job row (jobs.ts).
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, GenerationTable } from './schema.js';
-import type { Dialect } from './database.js';
+import { compileOnce, type Dialect } from './database.js';
 import type { GenerationStatus } from '../domain/generation-status.js';
 import { BATCH_SOURCE_PREFIX } from '../domain/batches.js';
 
@@ -112,24 +112,74 @@ export interface ListFilter {
 
 type Q = Kysely<Database> | Transaction<Database>;
 
+/**
+ * Every column, named: the hot reads are PostgreSQL prepared statements, and a `*` in one would fail
+ * ("cached plan must not change result type") once a migration adds a column while it runs.
+ */
+export const GENERATION_COLUMNS = [
+  'id',
+  'organization_id',
+  'project_id',
+  'api_key_id',
+  'model',
+  'status',
+  'source',
+  'input',
+  'resolved_input',
+  'options',
+  'segments',
+  'webhook_url',
+  'output_file_name',
+  'output_format',
+  'output_key',
+  'watermarked_key',
+  'output_url',
+  'output_duration',
+  'progress',
+  'error',
+  'error_code',
+  'quality',
+  'started_at',
+  'finished_at',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+] as const satisfies readonly (keyof GenerationTable)[];
+
 export class GenerationRepository {
+  // The read path of GET /v2/generate/{id} and its long-poll, compiled once (database.ts).
+  private readonly findLive;
+  private readonly findLiveOfOrganization;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: Dialect,
-  ) {}
+  ) {
+    this.findLive = compileOnce(db, ['id'], (q, p) =>
+      q
+        .selectFrom('generations')
+        .select(GENERATION_COLUMNS)
+        .where('id', '=', p.id)
+        .where('deleted_at', 'is', null),
+    );
+    this.findLiveOfOrganization = compileOnce(db, ['id', 'organizationId'], (q, p) =>
+      q
+        .selectFrom('generations')
+        .select(GENERATION_COLUMNS)
+        .where('id', '=', p.id)
+        .where('organization_id', '=', p.organizationId)
+        .where('deleted_at', 'is', null),
+    );
+  }
 
   async insert(g: GenerationRecord, trx: Q = this.db): Promise<void> {
     await trx.insertInto('generations').values(toRow(g)).execute();
   }
 
   async find(id: string, organizationId?: string): Promise<GenerationRecord | null> {
-    let q = this.db
-      .selectFrom('generations')
-      .selectAll()
-      .where('id', '=', id)
-      .where('deleted_at', 'is', null);
-    if (organizationId) q = q.where('organization_id', '=', organizationId);
-    const r = await q.executeTakeFirst();
+    const [r] = organizationId
+      ? await this.findLiveOfOrganization.run(this.db, { id, organizationId })
+      : await this.findLive.run(this.db, { id });
     return r ? toGeneration(r) : null;
   }
 

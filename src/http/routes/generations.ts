@@ -86,6 +86,7 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
   app.get(
     '/v2/generate/:id',
     {
+      config: { authPreload: 'generation' },
       schema: {
         tags,
         summary: 'Get a generation; wait=true long-polls until a terminal state or the timeout',
@@ -121,7 +122,7 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
           .header('X-Wait-Mode', 'long_poll')
           .header('X-Wait-Timeout-Seconds', String(timeout));
       } else {
-        g = await gens.get(auth.organization.id, request.params.id);
+        g = await gens.getFor(auth, request.params.id);
       }
       return gens.view(g, auth.organization, {
         progress: include.has('progress'),

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Store } from '../store/index.js';
 import type { PreviewOutcome } from '../store/dialogue-edits.js';
 import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
+import { measuredPreviewResult } from '../domain/remote-outputs.js';
 import { makeTempDir, removeTempDir } from '../media/tempdir.js';
 import { probeMedia } from '../media/probe.js';
 import { runFfmpeg } from '../media/ffmpeg.js';
@@ -132,6 +133,8 @@ export function dialogueEditHandler(deps: {
     remote: {
       inputKeys: (input) => [input.sourceKey],
       outputKeys: (result) => [result.previewKey],
+      maxOutputs: 1,
+      measure: measuredPreviewResult,
     },
 
     classify(err) {

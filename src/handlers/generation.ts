@@ -14,6 +14,7 @@ import { estimateCost, type PriceTable } from '../domain/pricing.js';
 import { isPlan, watermarksOutputs } from '../domain/plans.js';
 import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
+import { measuredGenerationResult } from '../domain/remote-outputs.js';
 import { generationView } from '../services/generation-view.js';
 import type { ResolvedMedia } from '../services/generation-inputs.js';
 import type { NormalisedRequest } from '../domain/generation-request.js';
@@ -126,6 +127,8 @@ export function generationHandler(
     remote: {
       inputKeys: (input) => [input.visual.blobKey, input.audio.blobKey],
       outputKeys: (result) => [result.outputKey, result.watermarkedKey],
+      maxOutputs: 2,
+      measure: measuredGenerationResult,
     },
 
     classify(err) {

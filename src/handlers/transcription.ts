@@ -152,6 +152,7 @@ export function transcriptionHandler(deps: {
     remote: {
       inputKeys: (input) => [input.sourceKey],
       outputKeys: () => [],
+      maxOutputs: 0,
     },
 
     classify(err) {

@@ -63,9 +63,20 @@ function shortFormat(formatName: string, videoCodec: string | null, majorBrand: 
   return formatName.split(',')[0];
 }
 
+let ffprobeStarts = 0;
+
+/**
+ * How many ffprobe processes this process has started. Each costs 0.1-0.25 s of process start-up on a
+ * 2-core machine, so the submit path counts them (tests assert one per input).
+ */
+export function ffprobeStartCount(): number {
+  return ffprobeStarts;
+}
+
 export async function probeMedia(path: string, opts: { timeoutMs?: number } = {}): Promise<MediaProbe> {
   const st = await stat(path);
   if (st.size === 0) throw new MediaProbeError('the file is empty');
+  ffprobeStarts++;
   const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path];
   const out = await new Promise<string>((resolve, reject) => {
     const p = spawn('ffprobe', args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -2,6 +2,7 @@
 // watermark -> outputs. It gets what the job needs (prepared at claim time: inputs, request, the
 // watermark decision), a files interface and a progress callback; it never sees the database or the
 // service container, so it runs the same in the API process, a worker process or a remote worker.
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunContext } from '../jobs/handler.js';
 import { JobFailure } from '../jobs/handler.js';
@@ -11,7 +12,8 @@ import { AppError } from '../domain/errors.js';
 import { withTempDir } from '../media/tempdir.js';
 import { conformedFrames, prepareConform, renderConformed } from '../media/conform.js';
 import { encodeFrames } from '../media/frames.js';
-import { probeMedia } from '../media/probe.js';
+import { probeOwnOutput } from '../media/iso-probe.js';
+import { probeMedia, type MediaProbe } from '../media/probe.js';
 import { watermarkVideo } from '../media/watermark.js';
 import { MediaProcessError } from '../media/ffmpeg.js';
 import { contentTypeFor } from '../domain/assets.js';
@@ -44,6 +46,15 @@ export interface GenerationResult {
   readonly quality: Record<string, unknown>;
 }
 
+/**
+ * The admission's probe of an input, reused where the downloaded file is the one it read (same blob,
+ * same size); a file that differs is probed again, so the run never works from another file's facts.
+ */
+async function probeOf(media: ResolvedMedia, path: string): Promise<MediaProbe> {
+  const { size } = await stat(path);
+  return size === media.probe.sizeBytes ? media.probe : probeMedia(path);
+}
+
 export async function runGeneration(
   input: GenerationRunInput,
   ctx: RunContext,
@@ -66,6 +77,12 @@ export async function runGeneration(
         ctx.files.download(visual.blobKey, visualPath, ctx.signal),
         ctx.files.download(input.audio.blobKey, audioPath, ctx.signal),
       ]);
+      const [visualProbe, audioProbe] = await Promise.all([
+        probeOf(visual, visualPath),
+        probeOf(input.audio, audioPath),
+      ]);
+      visual = { ...visual, probe: visualProbe };
+      const audio = { ...input.audio, probe: audioProbe };
       ctx.progress(2);
       if (edit) {
         // A dialogue edit: the picture retimed onto the preview's clock; then the normal path.
@@ -86,8 +103,8 @@ export async function runGeneration(
         : articulationFor(
             {
               audioPath,
-              durationMs: Math.round((input.audio.probe.durationSeconds ?? 0) * 1000),
-              timeline: input.audio.timeline ?? null,
+              durationMs: Math.round((audio.probe.durationSeconds ?? 0) * 1000),
+              timeline: audio.timeline ?? null,
               transcript: req.audio.transcript ?? edit?.transcript ?? null,
               workDir: dir,
               signal: articulationAbort.signal,
@@ -101,7 +118,7 @@ export async function runGeneration(
       const prepared = await prepareConform(
         {
           visual: { path: visualPath, probe: visual.probe },
-          audio: { path: audioPath, probe: input.audio.probe },
+          audio: { path: audioPath, probe: audio.probe },
           options: {
             syncMode: req.options.syncMode,
             fps: req.options.fps,
@@ -198,7 +215,8 @@ export async function runGeneration(
         report.framesTotal,
         (performance.now() - engineStarted) / 1000,
       );
-      const probe = await probeMedia(out);
+      // Read from the file's own boxes: the output's duration and size without an ffprobe start.
+      const probe = await probeOwnOutput(out);
       const outputDuration = probe.durationSeconds ?? plan.durationSeconds;
 
       let watermarkedKey: string | null = null;

@@ -43,6 +43,8 @@ export interface UploadInput {
   readonly visibility?: string;
   /** Where the asset came from: UPLOAD (default) or TTS (synthesized speech). */
   readonly inputType?: 'UPLOAD' | 'TTS';
+  /** The file's SHA-256 where the caller already read it (a form's idempotency fingerprint): not read twice. */
+  readonly contentSha256?: string;
 }
 
 /** POST /v2/assets/upload with JSON: a direct upload is announced. */
@@ -139,12 +141,31 @@ export function assetView(a: AssetRecord, url?: string): Record<string, unknown>
   return v;
 }
 
+export interface AssetServiceOptions {
+  /** How long after its URL expired an unregistered direct upload is kept (LIPSYNC_UPLOAD_SWEEP_GRACE_SECONDS). */
+  readonly uploadGraceMs?: number;
+  /** The clock (tests move it past an upload's expiry). */
+  readonly now?: () => number;
+}
+
+/** Default grace after an upload URL's expiry: a PUT that started just before it may still be streaming. */
+export const DEFAULT_UPLOAD_GRACE_MS = 3600_000;
+/** Abandoned uploads removed per sweep at most; the next sweep takes the rest. */
+const SWEEP_BATCH = 500;
+
 export class AssetService {
+  private readonly uploadGraceMs: number;
+  private readonly now: () => number;
+
   constructor(
     private readonly store: Store,
     private readonly blobs: BlobStore,
     private readonly logger: Logger,
-  ) {}
+    opts: AssetServiceOptions = {},
+  ) {
+    this.uploadGraceMs = opts.uploadGraceMs ?? DEFAULT_UPLOAD_GRACE_MS;
+    this.now = opts.now ?? Date.now;
+  }
 
   /** The largest file the organization's plan accepts. */
   maxFileBytes(organization: Organization): number {
@@ -174,6 +195,7 @@ export class AssetService {
       projectId,
       visibility,
       inputType: input.inputType ?? 'UPLOAD',
+      contentSha256: input.contentSha256,
     });
   }
 
@@ -187,10 +209,11 @@ export class AssetService {
     projectId: string | null;
     visibility: ReturnType<typeof parseVisibility>;
     inputType: string;
+    contentSha256?: string;
   }): Promise<AssetRecord> {
     const { probe } = p;
     const format = probe.format;
-    const contentSha256 = await sha256OfFile(p.path);
+    const contentSha256 = p.contentSha256 ?? (await sha256OfFile(p.path));
     const id = randomUUID();
     const key = `assets/${p.organizationId}/${id}.${storageExtension(format)}`;
     const contentType = contentTypeFor(format, probe.kind);
@@ -214,6 +237,8 @@ export class AssetService {
       createdAt: now,
       updatedAt: now,
       contentSha256,
+      // Kept so that a generation made from this asset never starts ffprobe on it again.
+      probe,
     };
     try {
       await this.store.assets.insert(asset);
@@ -245,7 +270,7 @@ export class AssetService {
     }
     this.requireWithinPlan(org, input.size, 'size', 'The announced file');
     const key = `${uploadKeyPrefix(org.id)}${randomUUID()}`;
-    const now = Date.now();
+    const now = this.now();
     const pending: PendingUpload = {
       storageKey: key,
       organizationId: org.id,
@@ -339,9 +364,44 @@ export class AssetService {
     }
   }
 
-  /** GET /v2/assets/uploaded: the organization's newest asset with this content (and type), or null. */
-  findUploaded(organizationId: string, contentSha256: string, type?: AssetType): Promise<AssetRecord | null> {
-    return this.store.assets.findBySha256(organizationId, contentSha256.toLowerCase(), type);
+  /**
+   * GET /v2/assets/uploaded: the newest asset with this content (and type) that this API key stored,
+   * or null. The spec scopes the lookup to the key that registered the asset, not the organization.
+   */
+  findUploaded(
+    organizationId: string,
+    keyId: string,
+    contentSha256: string,
+    type?: AssetType,
+  ): Promise<AssetRecord | null> {
+    return this.store.assets.findBySha256(organizationId, keyId, contentSha256.toLowerCase(), type);
+  }
+
+  /**
+   * Removes direct uploads that were never registered: those whose upload URL expired more than the
+   * grace period ago (no PUT can start after the expiry; the grace lets one that started before it
+   * finish). The stored bytes go first, then the pending record, so that a failure is tried again by
+   * the next sweep. Returns how many were removed.
+   */
+  async sweepAbandonedUploads(): Promise<number> {
+    const before = new Date(this.now() - this.uploadGraceMs).toISOString();
+    let removed = 0;
+    for (const u of await this.store.assets.expiredUploads(before, SWEEP_BATCH)) {
+      try {
+        await this.blobs.delete(u.storageKey);
+        await this.store.assets.deleteUpload(u.organizationId, u.storageKey);
+        removed++;
+      } catch (err) {
+        this.logger.warn({ err, key: u.storageKey }, 'abandoned upload could not be removed; next sweep');
+      }
+    }
+    if (removed > 0) this.logger.info({ removed }, 'abandoned direct uploads removed');
+    return removed;
+  }
+
+  /** Whether a pending upload is past its URL's expiry plus the grace period (the sweep removes it). */
+  private abandoned(p: PendingUpload): boolean {
+    return Date.parse(p.expiresAt) + this.uploadGraceMs < this.now();
   }
 
   /** GET /v2/assets/{id}/download: a signed URL that downloads the file under the asset's name. */
@@ -367,6 +427,13 @@ export class AssetService {
     if (!pending) {
       throw refuse(
         'url is not a direct upload of this organization waiting to be registered (registered already, or announced by another organization).',
+      );
+    }
+    // The same rule as the sweep, so that the outcome does not depend on when the sweep last ran.
+    if (this.abandoned(pending)) {
+      await this.discardUpload(pending);
+      throw refuse(
+        'This upload was not registered in time and has been removed: announce and upload it again.',
       );
     }
     return pending;

@@ -13,7 +13,12 @@ import type { AuthContext } from './api-keys.js';
 import { GENERATION_KIND } from '../handlers/generation.js';
 import type { CreateOptions, CreateResult, GenerationServiceDeps, ResolvedInputs } from './generations.js';
 import { CommitOutcomeUnknown, type IdempotencyClaim } from './idempotency.js';
-import { formFingerprintPayload, withUploadedAssets, type UploadedForm } from './generation-uploads.js';
+import {
+  formFileHashes,
+  formFingerprintPayload,
+  withUploadedAssets,
+  type UploadedForm,
+} from './generation-uploads.js';
 import { attachDialogueEdit } from './dialogue-render.js';
 import { AppError } from '../domain/errors.js';
 import {
@@ -207,17 +212,30 @@ export class GenerationAdmission {
     stored: Stored,
   ): Promise<NormalisedRequest> {
     const ids: Record<string, string> = {};
-    for (const f of form.files) {
-      const a = await this.deps.assets.upload({
-        organization: who.organization,
-        keyId: who.keyId,
-        path: f.path,
-        size: f.size,
-        fileName: f.fileName,
-      });
-      stored.assetIds.push(a.id);
-      ids[f.fieldName] = a.id;
+    // Hashed once for the idempotency fingerprint; the asset keeps that hash (no second read).
+    const hashes = await formFileHashes(form);
+    // Saved (and probed) side by side: each ffprobe is mostly process start-up, and there are two cores.
+    const saved = await Promise.allSettled(
+      form.files.map((f) =>
+        this.deps.assets.upload({
+          organization: who.organization,
+          keyId: who.keyId,
+          path: f.path,
+          size: f.size,
+          fileName: f.fileName,
+          contentSha256: hashes[f.fieldName],
+        }),
+      ),
+    );
+    for (const [i, r] of saved.entries()) {
+      if (r.status === 'fulfilled') {
+        stored.assetIds.push(r.value.id);
+        ids[form.files[i].fieldName] = r.value.id;
+      }
     }
+    // The first file's refusal is reported, as when they were saved one after the other.
+    const refused = saved.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (refused) throw refused.reason;
     return normaliseGenerationRequest(withUploadedAssets(body, ids));
   }
 

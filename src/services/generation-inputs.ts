@@ -8,6 +8,7 @@ import type { Config } from '../config.js';
 import type { BlobStore } from '../storage/blob-store.js';
 import type { AssetService } from './assets.js';
 import type { Organization } from '../store/organizations.js';
+import type { AssetRecord } from '../store/assets.js';
 import type { InputResolver, ResolvedInputs } from './generations.js';
 import type { MediaRef, NormalisedRequest } from '../domain/generation-request.js';
 import { AppError } from '../domain/errors.js';
@@ -103,8 +104,27 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
     return assets.findByStorageKey(org.id, ours.key);
   }
 
-  async function timelineOf(org: Organization, assetId: string): Promise<SpeechTimeline | undefined> {
-    return ((await assets.timeline(org.id, assetId)) as SpeechTimeline | null) ?? undefined;
+  /**
+   * What ffprobe read from the asset when it was stored, where the blob is still that file: asset
+   * blobs are written once under their own key, and a size that differs from the probed one means the
+   * file changed. Otherwise (an asset stored before probes were kept, a changed blob) it is probed now.
+   */
+  async function assetProbe(ref: MediaRef, asset: AssetRecord): Promise<MediaProbe> {
+    const kept = asset.probe;
+    if (kept) {
+      const st = await blobs.stat(asset.storageKey);
+      if (st && st.size === kept.sizeBytes) return kept;
+    }
+    // Probed from a temporary copy: the store need not be on this machine's disk.
+    return withDownload(asset.storageKey, (path) => probeMedia(path)).catch((e: unknown) => {
+      throw inaccessible(ref.field, 'The asset could not be read as media.', e);
+    });
+  }
+
+  /** Only synthesized speech (a TTS asset) has a timeline: no query for any other asset. */
+  async function timelineOf(org: Organization, asset: AssetRecord): Promise<SpeechTimeline | undefined> {
+    if (asset.inputType !== 'TTS') return undefined;
+    return ((await assets.timeline(org.id, asset.id)) as SpeechTimeline | null) ?? undefined;
   }
 
   /** A dialogue edit's preview WAV: ours already, kept by the preview (never removed on refusal). */
@@ -128,11 +148,9 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
     // Our own signed URL (a TTS result, an upload) is read from the store, never fetched over HTTP.
     const own = ref.url ? await ownAsset(org, ref.url) : null;
     if (own) {
-      const probe = await withDownload(own.storageKey, (path) => probeMedia(path)).catch((e: unknown) => {
-        throw inaccessible(ref.field, 'The asset could not be read as media.', e);
-      });
+      const probe = await assetProbe(ref, own);
       expectKind(ref, role, probe.kind, !!probe.audio);
-      const timeline = role === 'audio' ? await timelineOf(org, own.id) : undefined;
+      const timeline = role === 'audio' ? await timelineOf(org, own) : undefined;
       return {
         blobKey: own.storageKey,
         source: 'asset',
@@ -153,12 +171,9 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
         }
         throw err;
       });
-      // Probed from a temporary copy: the store need not be on this machine's disk.
-      const probe = await withDownload(r.storageKey, (path) => probeMedia(path)).catch((e: unknown) => {
-        throw inaccessible(ref.field, 'The asset could not be read as media.', e);
-      });
+      const probe = await assetProbe(ref, r);
       expectKind(ref, role, probe.kind, !!probe.audio);
-      const timeline = role === 'audio' ? await timelineOf(org, r.id) : undefined;
+      const timeline = role === 'audio' ? await timelineOf(org, r) : undefined;
       return {
         blobKey: r.storageKey,
         source: 'asset',

@@ -58,11 +58,28 @@ export function formToGenerationBody(form: UploadedForm): Record<string, unknown
   return body;
 }
 
+const hashesOf = new WeakMap<UploadedForm, Promise<Record<string, string>>>();
+
+/**
+ * The SHA-256 of each file of the form, by field name, read once per form: the fingerprint and the
+ * asset the file becomes use the same reading.
+ */
+export function formFileHashes(form: UploadedForm): Promise<Record<string, string>> {
+  let hashes = hashesOf.get(form);
+  if (!hashes) {
+    hashes = (async () => {
+      const files: Record<string, string> = {};
+      for (const f of form.files) files[f.fieldName] = await sha256File(f.path);
+      return files;
+    })();
+    hashesOf.set(form, hashes);
+  }
+  return hashes;
+}
+
 /** The idempotency fingerprint of a form request: the body plus the content of every file. */
 export async function formFingerprintPayload(body: object, form: UploadedForm): Promise<unknown> {
-  const files: Record<string, string> = {};
-  for (const f of form.files) files[f.fieldName] = await sha256File(f.path);
-  return { ...body, files };
+  return { ...body, files: await formFileHashes(form) };
 }
 
 /** The body with each placeholder replaced by the id of the asset its file was saved as. */

@@ -2,6 +2,7 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
 import type { AssetTable, AssetUploadTable, Database } from './schema.js';
 import type { AssetSortField, AssetType, AssetVisibility } from '../domain/assets.js';
+import type { MediaProbe } from '../media/probe.js';
 
 export interface AssetRecord {
   id: string;
@@ -23,6 +24,19 @@ export interface AssetRecord {
   updatedAt: string;
   /** SHA-256 of the content, lower-case hex; null (or left out) where unknown. */
   contentSha256?: string | null;
+  /** What ffprobe read from the stored file when it was stored; null (or left out) where unknown. */
+  probe?: MediaProbe | null;
+}
+
+/** The stored probe, or null where there is none or it is unreadable (the file is probed again then). */
+function parseProbe(json: string | null): MediaProbe | null {
+  if (!json) return null;
+  try {
+    const p = JSON.parse(json) as MediaProbe | null;
+    return p && typeof p === 'object' && typeof p.sizeBytes === 'number' ? p : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A direct upload announced by POST /v2/assets/upload, until POST /v2/assets registers it. */
@@ -81,6 +95,7 @@ function toAsset(r: Selectable<AssetTable>): AssetRecord {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     contentSha256: r.content_sha256,
+    probe: parseProbe(r.probe),
   };
 }
 
@@ -147,17 +162,24 @@ export class AssetRepository {
         created_at: a.createdAt,
         updated_at: a.updatedAt,
         content_sha256: a.contentSha256 ?? null,
+        probe: a.probe ? JSON.stringify(a.probe) : null,
       })
       .execute();
   }
 
-  /** The organization's newest asset of `type` with this content digest, or null. */
-  async findBySha256(organizationId: string, sha256: string, type?: AssetType): Promise<AssetRecord | null> {
+  /** The newest asset of `type` with this content digest that this API key stored, or null. */
+  async findBySha256(
+    organizationId: string,
+    keyId: string,
+    sha256: string,
+    type?: AssetType,
+  ): Promise<AssetRecord | null> {
     let q = this.db
       .selectFrom('assets')
       .selectAll()
       .where('organization_id', '=', organizationId)
-      .where('content_sha256', '=', sha256);
+      .where('content_sha256', '=', sha256)
+      .where('created_by_key_id', '=', keyId);
     if (type !== undefined) q = q.where('type', '=', type);
     const r = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
     return r ? toAsset(r) : null;
@@ -187,6 +209,18 @@ export class AssetRepository {
       .where('storage_key', '=', storageKey)
       .executeTakeFirst();
     return r ? toUpload(r) : null;
+  }
+
+  /** Pending uploads (of any organization) whose URL expired before `before` (ISO time), oldest first. */
+  async expiredUploads(before: string, limit: number): Promise<PendingUpload[]> {
+    const rows = await this.db
+      .selectFrom('asset_uploads')
+      .selectAll()
+      .where('expires_at', '<', before)
+      .orderBy('expires_at')
+      .limit(limit)
+      .execute();
+    return rows.map(toUpload);
   }
 
   /**

@@ -11,6 +11,7 @@ import * as m0007 from './migrations/0007_dialogue_edits.js';
 import * as m0008 from './migrations/0008_batches.js';
 import * as m0009 from './migrations/0009_asset_sha256.js';
 import * as m0010 from './migrations/0010_worker_tokens.js';
+import * as m0011 from './migrations/0011_asset_probe.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0008_batches': m0008,
   '0009_asset_sha256': m0009,
   '0010_worker_tokens': m0010,
+  '0011_asset_probe': m0011,
 };
 
 class StaticProvider implements MigrationProvider {

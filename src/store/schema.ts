@@ -62,6 +62,8 @@ export interface AssetTable {
   created_by_key_id: string | null;
   /** SHA-256 of the content, lower-case hex (0009); null for assets stored before it. */
   content_sha256: string | null;
+  /** ffprobe's reading of the stored file, JSON of MediaProbe (0011); null for assets stored before it. */
+  probe: string | null;
 }
 
 /** A direct upload announced by POST /v2/assets/upload and not registered yet (0009). */

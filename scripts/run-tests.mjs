@@ -6,6 +6,8 @@
 // `<label>: N passed, N failed, N skipped`, and exits non-zero on any failure. With
 // LIPSYNC_TEST_RESULTS=<file> it also appends the counts as one JSON line (scripts/test.sh sums them).
 // TEST_DATABASE=postgres first checks that PostgreSQL answers and fails with a clear message if not.
+// The default label names the database, and for e2e the storage too (TEST_STORAGE, local by default):
+// `e2e (postgres, s3)`.
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -31,7 +33,9 @@ while (args.length > 0) {
   else filters.push(a);
 }
 const database = (process.env.TEST_DATABASE || 'sqlite').toLowerCase();
-if (kind !== 'unit' && label === kind) label = `${kind} (${database})`;
+const storage = (process.env.TEST_STORAGE || 'local').toLowerCase();
+if (kind === 'e2e' && label === kind) label = `${kind} (${database}, ${storage})`;
+else if (kind !== 'unit' && label === kind) label = `${kind} (${database})`;
 
 function findTests(dir) {
   if (!existsSync(dir)) return [];

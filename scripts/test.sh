@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole suite, as `npm test` runs it: format check, lint, typecheck, build, unit tests,
-# integration tests on SQLite and PostgreSQL, end-to-end tests on SQLite and PostgreSQL.
+# integration tests on SQLite and PostgreSQL, end-to-end tests on SQLite with local storage and on
+# PostgreSQL with S3 storage (TEST_STORAGE=s3: each deployment gets its own s3rver and bucket), so the
+# end-to-end suite runs once on each store without a third pass.
 #
 # Every step runs even after a failure, so one run shows everything that is wrong. The last line is
 # the sum over all steps, `N passed, N failed` (each check counts as one test; test runs count their
@@ -62,12 +64,13 @@ else
   tests "integration (postgres)" TEST_DATABASE=postgres DATABASE_URL="$TEST_DATABASE_URL" \
     node scripts/run-tests.mjs integration
 fi
-tests "e2e (sqlite)" TEST_DATABASE=sqlite node scripts/run-tests.mjs e2e
+tests "e2e (sqlite, local)" TEST_DATABASE=sqlite TEST_STORAGE=local node scripts/run-tests.mjs e2e
 if [ "${LIPSYNC_TEST_SKIP_POSTGRES:-}" = "1" ]; then
   echo
-  echo "=== e2e (postgres): SKIPPED because LIPSYNC_TEST_SKIP_POSTGRES=1"
+  echo "=== e2e (postgres, s3): SKIPPED because LIPSYNC_TEST_SKIP_POSTGRES=1"
 else
-  tests "e2e (postgres)" TEST_DATABASE=postgres DATABASE_URL="$TEST_DATABASE_URL" node scripts/run-tests.mjs e2e
+  tests "e2e (postgres, s3)" TEST_DATABASE=postgres TEST_STORAGE=s3 DATABASE_URL="$TEST_DATABASE_URL" \
+    node scripts/run-tests.mjs e2e
 fi
 
 node - "$results" "$((SECONDS - started))" <<'EOF'

@@ -26,7 +26,7 @@ import { api, cliOrg, uploadOverHttp, type E2eOrg } from './generations-support.
 const run = promisify(execFile);
 const ffmpeg = (args: string[]) => run('ffmpeg', ['-v', 'error', '-y', ...args]);
 
-describe('lipsync batch', { timeout: 180_000 }, () => {
+describe('lipsync batch', { timeout: 300_000 }, () => {
   let dep: TestDeployment;
   let server: TestServer;
   let org: E2eOrg;

@@ -1,5 +1,7 @@
 // Signed file URLs against a real listening server: uploads over HTTP, downloads without an API key,
 // byte ranges, HEAD, tampered and expired URLs, and an early refusal of an upload over the plan limit.
+// Always on local storage, whatever TEST_STORAGE says: /v2/files/ is the local store's own route (the
+// S3 store's presigned URLs are served by the bucket; test/integration/storage-s3.test.ts).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';

@@ -91,16 +91,22 @@ export async function downloadOutput(
   id: string,
   dir: string,
   fileName?: string,
-): Promise<{ path: string; url: string; contentType: string | null }> {
+): Promise<{ path: string; url: string; contentType: string | null; contentDisposition: string | null }> {
   const q = fileName ? `?fileName=${encodeURIComponent(fileName)}` : '';
   const r = await api(server, org, 'GET', `/v2/generations/${id}/download${q}`);
   assert.equal(r.status, 200, r.text);
   assert.match(String(r.headers.get('content-type')), /^text\/plain/);
   const url = r.text;
-  assert.ok(url.startsWith(server.url), url);
+  // The server's own /v2/files URL on local storage, a presigned URL of the bucket on S3.
+  assert.ok(url.startsWith(server.filesBase), `${url} is not under ${server.filesBase}`);
   const file = await fetch(url);
   assert.equal(file.status, 200);
   const path = join(dir, `${id}-${fileName ?? 'out'}`);
   await writeFile(path, Buffer.from(await file.arrayBuffer()));
-  return { path, url, contentType: file.headers.get('content-type') };
+  return {
+    path,
+    url,
+    contentType: file.headers.get('content-type'),
+    contentDisposition: file.headers.get('content-disposition'),
+  };
 }

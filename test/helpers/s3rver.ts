@@ -39,6 +39,10 @@ export async function startS3rver(buckets: readonly string[]): Promise<S3rver> {
     ['--openssl-legacy-provider', '-e', SERVER, join(dir, 'server'), JSON.stringify(buckets)],
     { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] },
   );
+  // Never outlive the test process (a file that fails before its cleanup, --test-force-exit).
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.removeListener('exit', killOnExit));
   let port: number;
   try {
     port = await new Promise<number>((resolve, reject) => {

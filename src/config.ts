@@ -83,6 +83,10 @@ export interface Config {
   readonly workerConcurrency: number;
   readonly bodyLimitBytes: number;
   readonly maxUploadBytes: number;
+  /** The most one attempt of a remote job uploads in total (LIPSYNC_WORKER_UPLOAD_MAX_BYTES). */
+  readonly workerUploadMaxBytes: number;
+  /** How long after its URL expired an unregistered direct upload is kept (then swept). */
+  readonly uploadSweepGraceMs: number;
   readonly fixturesDir: string | null;
   /** How long a worker's claim on a job lasts without a heartbeat. */
   readonly jobLeaseMs: number;
@@ -124,6 +128,17 @@ export interface Config {
   readonly batchConcurrency: Readonly<Partial<Record<Plan, number>>>;
   /** Bearer token GET /metrics requires (LIPSYNC_METRICS_TOKEN); null = open (docs/operations.md). */
   readonly metricsToken: string | null;
+  /**
+   * A listener of its own for GET /metrics (LIPSYNC_METRICS_PORT), mainly for worker processes, which
+   * have no HTTP server otherwise; null = none.
+   */
+  readonly metricsPort: number | null;
+  /** Bind address of that listener (LIPSYNC_METRICS_HOST, default HOST). */
+  readonly metricsHost: string;
+  /** After SIGTERM, how long an API instance keeps serving while it reads not ready (the drain). */
+  readonly shutdownDrainMs: number;
+  /** Longest whole shutdown after the signal; then remaining connections are cut and the exit is 1. */
+  readonly shutdownTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -171,6 +186,21 @@ function httpTimeouts(
     connectionTimeoutMs: connection * 1000,
     keepAliveTimeoutMs: keepAlive * 1000,
   };
+}
+
+/** The drain and the hard cap of a shutdown (docs/operations.md), checked against each other. */
+function shutdownTimes(
+  int: IntReader,
+  problems: string[],
+): Pick<Config, 'shutdownDrainMs' | 'shutdownTimeoutMs'> {
+  const drain = int('LIPSYNC_SHUTDOWN_DRAIN_SECONDS', 5, 0, 600);
+  const timeout = int('LIPSYNC_SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3600);
+  if (timeout <= drain) {
+    problems.push(
+      `LIPSYNC_SHUTDOWN_TIMEOUT_SECONDS (${timeout}) must be more than LIPSYNC_SHUTDOWN_DRAIN_SECONDS (${drain}): in-flight requests finish after the drain`,
+    );
+  }
+  return { shutdownDrainMs: drain * 1000, shutdownTimeoutMs: timeout * 1000 };
 }
 
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
@@ -275,6 +305,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     workerConcurrency: int('LIPSYNC_WORKER_CONCURRENCY', 1, 1, 64),
     bodyLimitBytes: int('LIPSYNC_JSON_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxUploadBytes: int('LIPSYNC_MAX_UPLOAD_BYTES', 5 * 1024 ** 3, 1, 5 * 1024 ** 3),
+    // Two outputs (a generation and its watermarked copy) of the largest plan file size.
+    workerUploadMaxBytes: int('LIPSYNC_WORKER_UPLOAD_MAX_BYTES', 10 * 1024 ** 3, 1024 ** 2, 1024 ** 4),
+    uploadSweepGraceMs: int('LIPSYNC_UPLOAD_SWEEP_GRACE_SECONDS', 3600, 0, 7 * 24 * 3600) * 1000,
     fixturesDir: env.LIPSYNC_FIXTURES_DIR || null,
     jobLeaseMs: int('LIPSYNC_JOB_LEASE_SECONDS', 30, 2, 3600) * 1000,
     jobMaxAttempts: int('LIPSYNC_JOB_MAX_ATTEMPTS', 3, 1, 20),
@@ -296,6 +329,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     ...httpTimeouts(int, problems, fetchTimeoutMs),
     batchConcurrency: planNumbers(env, 'LIPSYNC_BATCH_CONCURRENCY', problems),
     metricsToken: env.LIPSYNC_METRICS_TOKEN || null,
+    metricsPort:
+      env.LIPSYNC_METRICS_PORT === undefined || env.LIPSYNC_METRICS_PORT === ''
+        ? null
+        : int('LIPSYNC_METRICS_PORT', 0, 1, 65535),
+    metricsHost: env.LIPSYNC_METRICS_HOST || host,
+    ...shutdownTimes(int, problems),
     ...overrides,
   };
 

@@ -1,8 +1,10 @@
 // Process entry for `lipsync serve` / `lipsync worker`: LIPSYNC_ROLE = api | worker | all.
+import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createLogger } from './logger.js';
 import { createServices, type Services } from './services/container.js';
 import { buildApp, type App } from './http/app.js';
+import { listenForMetrics } from './http/metrics.js';
 import { bootstrapFirstOrganization } from './services/bootstrap.js';
 import { startBackground, startHousekeeping, type Background } from './jobs/runtime.js';
 
@@ -10,7 +12,14 @@ export interface Running {
   services: Services;
   app: App | null;
   url: string | null;
-  stop(): Promise<void>;
+  /** The metrics listener's URL (LIPSYNC_METRICS_PORT), or null. */
+  metricsUrl: string | null;
+  /**
+   * Stops the process's parts. With drainMs, an API first drains for that long: /readyz answers 503,
+   * long-polls answer at once, every answer closes its connection, new requests are still served.
+   * Then the listener closes and the requests in flight finish. Running jobs are handed back at once.
+   */
+  stop(opts?: { drainMs?: number }): Promise<void>;
 }
 
 export async function start(
@@ -22,6 +31,13 @@ export async function start(
   let app: App | null = null;
   let url: string | null = null;
   let background: Background | null = null;
+  // First, so that a scrape sees the process from its start (and a taken port fails the start early).
+  const metricsListener = await listenForMetrics(config, services.metrics, logger).catch(
+    async (err: unknown) => {
+      await services.close();
+      throw err;
+    },
+  );
   if (config.role === 'worker' || config.role === 'all') {
     background = startBackground(services);
     logger.info({ owner: background.pool.owner, concurrency: config.workerConcurrency }, 'worker started');
@@ -54,14 +70,61 @@ export async function start(
     }
   }
 
-  let stopping = false;
-  const stop = async (): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    // Running jobs are handed back at once (another worker takes them without losing an attempt),
-    // while the API finishes the requests in flight.
-    await Promise.all([app?.close(), background?.stop(), housekeeping?.stop()]);
-    await services.close();
+  let stopping: Promise<void> | null = null;
+  const stop = (opts: { drainMs?: number } = {}): Promise<void> =>
+    (stopping ??= (async () => {
+      services.drain.begin();
+      // Running jobs are handed back at once (another worker takes them without losing an attempt).
+      const backgroundStopped = background?.stop();
+      const drainMs = app ? (opts.drainMs ?? 0) : 0;
+      if (drainMs > 0) {
+        logger.info({ drainSeconds: drainMs / 1000 }, 'draining: not ready, long-polls answered');
+        await new Promise((r) => setTimeout(r, drainMs));
+      }
+      // Stops listening, closes idle connections and waits for the requests in flight.
+      await app?.close();
+      await Promise.all([backgroundStopped, housekeeping?.stop(), metricsListener?.close()]);
+      await services.close();
+    })());
+  return { services, app, url, metricsUrl: metricsListener?.url ?? null, stop };
+}
+
+/**
+ * Stops the process on SIGTERM or SIGINT and exits 0 once stop() finished; 1 when it failed or took
+ * longer than the hard cap (LIPSYNC_SHUTDOWN_TIMEOUT_SECONDS), or at a second signal. SIGTERM (a
+ * balancer, Kubernetes, systemd) drains an API first; SIGINT (Ctrl-C at a terminal) does not wait.
+ */
+export function stopOnSignals(
+  stop: (signal: NodeJS.Signals) => Promise<void>,
+  opts: { readonly timeoutMs: number; readonly logger: Logger; readonly what: string },
+): void {
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) {
+      opts.logger.warn({ signal }, `${opts.what}: second signal, exiting now`);
+      process.exit(1);
+    }
+    signalled = true;
+    opts.logger.info({ signal, timeoutSeconds: opts.timeoutMs / 1000 }, `${opts.what} shutting down`);
+    const cap = setTimeout(() => {
+      opts.logger.error(
+        { timeoutSeconds: opts.timeoutMs / 1000 },
+        `${opts.what}: shutdown took longer than LIPSYNC_SHUTDOWN_TIMEOUT_SECONDS; exiting, open requests are cut`,
+      );
+      process.exit(1);
+    }, opts.timeoutMs);
+    stop(signal).then(
+      () => {
+        clearTimeout(cap);
+        opts.logger.info(`${opts.what} stopped`);
+        process.exit(0);
+      },
+      (err: unknown) => {
+        opts.logger.error({ err }, `${opts.what}: shutdown failed`);
+        process.exit(1);
+      },
+    );
   };
-  return { services, app, url, stop };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
 }

@@ -5,7 +5,7 @@ import { loadConfig, ConfigError, type Config } from '../config.js';
 import { createLogger } from '../logger.js';
 import { createServices, type Services } from '../services/container.js';
 import { AppError } from '../domain/errors.js';
-import { start } from '../main.js';
+import { start, stopOnSignals } from '../main.js';
 import { generate, ProgressBar, qualityText } from './generate.js';
 import { ClientError, serverUrl } from './http.js';
 import { registerSpeechCommands } from './speech.js';
@@ -53,15 +53,7 @@ async function runRemoteWorker(config: Config, server: string, token: string | u
   if (!/^https?:\/\/[^/]/.test(server)) fail(false, '--server must be an http(s) URL', 2);
   const logger = createLogger(config.logLevel);
   const worker = await startRemoteWorker(config, { server, token }, logger);
-  const shutdown = (sig: string) => {
-    logger.info({ signal: sig }, 'worker shutting down');
-    worker.stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGINT', () => shutdown('SIGINT'));
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  stopOnSignals(() => worker.stop(), { timeoutMs: config.shutdownTimeoutMs, logger, what: 'worker' });
 }
 
 export function buildProgram(): Command {
@@ -76,15 +68,10 @@ export function buildProgram(): Command {
     .action(async () => {
       const config = loadConfig();
       const running = await start(config);
-      const shutdown = (sig: string) => {
-        running.services.logger.info({ signal: sig }, 'shutting down');
-        running.stop().then(
-          () => process.exit(0),
-          () => process.exit(1),
-        );
-      };
-      process.once('SIGINT', () => shutdown('SIGINT'));
-      process.once('SIGTERM', () => shutdown('SIGTERM'));
+      stopOnSignals(
+        (signal) => running.stop({ drainMs: signal === 'SIGTERM' ? config.shutdownDrainMs : 0 }),
+        { timeoutMs: config.shutdownTimeoutMs, logger: running.services.logger, what: 'server' },
+      );
     });
 
   program
@@ -111,15 +98,11 @@ export function buildProgram(): Command {
         return;
       }
       const running = await start(config);
-      const shutdown = (sig: string) => {
-        running.services.logger.info({ signal: sig }, 'worker shutting down');
-        running.stop().then(
-          () => process.exit(0),
-          () => process.exit(1),
-        );
-      };
-      process.once('SIGINT', () => shutdown('SIGINT'));
-      process.once('SIGTERM', () => shutdown('SIGTERM'));
+      stopOnSignals(() => running.stop(), {
+        timeoutMs: config.shutdownTimeoutMs,
+        logger: running.services.logger,
+        what: 'worker',
+      });
     });
 
   program

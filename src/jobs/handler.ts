@@ -6,6 +6,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { JobRecord } from '../store/jobs.js';
 import type { FailureKind } from '../domain/jobs.js';
+import type { MeasuredOutput, MeasuredResult } from '../domain/remote-outputs.js';
 
 /** What a run may read and write: inputs by blob key, outputs by name (attempt-scoped keys). */
 export interface JobFiles {
@@ -111,6 +112,10 @@ export interface RemoteRun<Input, Result> {
   inputKeys(input: Input): string[];
   /** Every blob key of the result: each must be an upload of this attempt (checked, and probed). */
   outputKeys(result: Result): (string | null)[];
+  /** How many files one attempt uploads at most (each within the plan's file size). */
+  readonly maxOutputs: number;
+  /** The result with the figures the server measured from its outputs; a string: unusable outputs. */
+  measure?(result: Result, outputs: ReadonlyMap<string, MeasuredOutput>): MeasuredResult<Result> | string;
 }
 
 export type AnyJobHandler = JobHandler<any, any, any>;

@@ -7,8 +7,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import type { HeartbeatAnswer, JobRecord } from '../store/jobs.js';
-import type { JobError, JobFiles } from './handler.js';
-import type { JobFailure } from './handler.js';
+import { JobFailure, type JobError, type JobFiles } from './handler.js';
 import type { ClaimedJob, FailResult, WorkerPort } from './port.js';
 import type { RemoteClaim } from './remote-gateway.js';
 
@@ -43,6 +42,7 @@ export class HttpWorkerPort implements WorkerPort {
   private readonly base: string;
   private readonly claims = new Map<string, RemoteClaim>();
   private readonly inFlight = new Set<AbortController>();
+  private retryAfterMs = 0;
 
   constructor(private readonly opts: HttpWorkerPortOptions) {
     this.base = opts.server.replace(/\/+$/, '');
@@ -64,7 +64,12 @@ export class HttpWorkerPort implements WorkerPort {
         { kinds, name: owner, waitSeconds: this.opts.waitSeconds ?? 25 },
         { signal: ctrl.signal },
       );
-      if (res.status === 204) return null;
+      if (res.status === 204) {
+        // A draining server says when to ask again (through the balancer: another instance).
+        const after = Number(res.headers.get('retry-after'));
+        this.retryAfterMs = Number.isInteger(after) && after > 0 ? Math.min(after, 60) * 1000 : 0;
+        return null;
+      }
       const c = (await this.json(res)) as RemoteClaim;
       this.claims.set(c.job.id, c);
       return { job: c.job as JobRecord, token: c.jobToken, input: c.input };
@@ -155,14 +160,25 @@ export class HttpWorkerPort implements WorkerPort {
           body: Readable.toWeb(createReadStream(path)) as never,
           duplex: 'half',
         } as RequestInit);
+        if (res.status === 413) {
+          // Over the plan's file size or the server's cap: the same run would make the same file.
+          const refused = (await this.json(res).catch((err: unknown) => err)) as Error;
+          throw new JobFailure(
+            { code: 'job_failed', message: 'The job failed because of an internal error.' },
+            'permanent',
+            `the server refused output ${name}: ${refused.message}`,
+          );
+        }
         return ((await this.json(res)) as { key: string }).key;
       },
     };
   }
 
-  /** The server holds the claim open until work is due: the pool may ask again at once. */
+  /** The server holds the claim open until work is due: the pool may ask again at once (or after Retry-After). */
   async nextDueInMs(): Promise<number | null> {
-    return 0;
+    const ms = this.retryAfterMs;
+    this.retryAfterMs = 0;
+    return ms;
   }
 
   /** Announcements reach remote workers through their held-open claims. */

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
 import type { JobRecord } from '../store/jobs.js';
@@ -18,6 +18,13 @@ import type { WorkerTokenRecord } from '../store/worker-tokens.js';
 import { probeMedia } from '../media/probe.js';
 import { AppError } from '../domain/errors.js';
 import type { FailureKind } from '../domain/jobs.js';
+import { isPlan, PLAN_LIMITS } from '../domain/plans.js';
+import {
+  outputBounds,
+  uploadAllowance,
+  type MeasuredOutput,
+  type OutputBounds,
+} from '../domain/remote-outputs.js';
 import { JobFailure, type HandlerRegistry, type JobError } from './handler.js';
 import { ANY_KIND, type EventBus } from './event-bus.js';
 import type { JobQueue } from './queue.js';
@@ -38,6 +45,8 @@ export interface RemoteGatewayDeps {
   readonly leaseMs: number;
   readonly tempDir: string;
   readonly publicUrl: string;
+  /** The operator's cap on what one attempt uploads in total (LIPSYNC_WORKER_UPLOAD_MAX_BYTES). */
+  readonly uploadMaxBytes: number;
 }
 
 /** What a claim answers: everything the remote run needs, and nothing else. */
@@ -60,6 +69,29 @@ export type CompleteAnswer =
 const ownerOf = (worker: WorkerTokenRecord, name: string): string =>
   `remote:${worker.id}:${name.replace(/[^A-Za-z0-9._:-]/g, '_').slice(0, 120)}`;
 
+/**
+ * Passes bytes through while they stay within `limit`; past it, fails with `tooLarge` before the
+ * excess is written (the caller stops reading the request). `onBytes` sees the running count.
+ */
+class ByteLimit extends Transform {
+  private count = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly tooLarge: () => Error,
+    private readonly onBytes: (count: number) => void,
+  ) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.count += chunk.length;
+    this.onBytes(this.count);
+    if (this.count > this.limit) done(this.tooLarge());
+    else done(null, chunk);
+  }
+}
+
 function sameToken(a: string, b: string): boolean {
   const ab = Buffer.from(a);
   const bb = Buffer.from(b);
@@ -68,6 +100,8 @@ function sameToken(a: string, b: string): boolean {
 
 export class RemoteGateway {
   readonly port: DatabaseWorkerPort;
+  /** Attempt prefix → output name → bytes received so far, for uploads streaming into this process. */
+  private readonly streaming = new Map<string, Map<string, number>>();
 
   constructor(private readonly deps: RemoteGatewayDeps) {
     this.port = new DatabaseWorkerPort(
@@ -195,42 +229,145 @@ export class RemoteGateway {
     return this.port.heartbeat(c, this.deps.leaseMs, progress);
   }
 
-  /** Stores the request body as an output of this attempt; returns its key. */
-  async upload(c: ClaimedJob, name: string, body: Readable, contentType: string): Promise<string> {
+  /**
+   * Stores the request body as an output of this attempt; returns its key. The body is counted while it
+   * streams in: past what the attempt may still upload (outputBounds: the plan's file size per file,
+   * the kind's number of outputs, the operator's cap on the total) it is refused with 413
+   * payload_too_large, the rest is not read and the partial file is removed. `declaredBytes` (the
+   * request's Content-Length) is refused before anything is read.
+   */
+  async upload(
+    c: ClaimedJob,
+    name: string,
+    body: Readable,
+    contentType: string,
+    declaredBytes?: number,
+  ): Promise<string> {
     if (!OUTPUT_NAME_RE.test(name))
       throw new AppError('invalid_request', {
         field: 'name',
         message: 'An output name is 1 to 100 letters, digits, dots, dashes or underscores.',
       });
-    const dir = await mkdtemp(join(this.deps.tempDir, 'remote-upload-'));
+    const prefix = attemptPrefix(c.job.id, c.token);
+    const bounds = await this.outputBoundsOf(c.job);
+    let inFlight = this.streaming.get(prefix);
+    if (!inFlight) this.streaming.set(prefix, (inFlight = new Map()));
+    // Claimed before anything is awaited, so that two uploads to this process count each other.
+    const others = new Map(inFlight);
+    if (inFlight.has(name))
+      throw new AppError('invalid_request', {
+        field: 'name',
+        message: `Output ${name} of this attempt is being uploaded already.`,
+      });
+    inFlight.set(name, 0);
+    let dir: string | null = null;
     try {
+      dir = await mkdtemp(join(this.deps.tempDir, 'remote-upload-'));
+      const limit = await this.allowance(prefix, name, bounds, others);
+      const refuse = (bytes: number | null) =>
+        new AppError('payload_too_large', {
+          message:
+            `${bytes === null ? 'The output is' : `The output has ${bytes} bytes,`} over the ${limit} bytes this attempt may ` +
+            `still upload (${bounds.perFile} per file, ${bounds.perAttempt} for the attempt's ${bounds.files} outputs).`,
+          suggestion: "Outputs are held to the organization plan's file size and the server's upload cap.",
+        });
+      if (declaredBytes !== undefined && declaredBytes > limit) throw refuse(declaredBytes);
       const path = join(dir, 'body');
-      await pipeline(body, createWriteStream(path));
+      const counter = new ByteLimit(
+        limit,
+        () => refuse(null),
+        (n) => inFlight.set(name, n),
+      );
+      let ended = false;
+      const onEnd = () => {
+        ended = true;
+      };
+      const interrupted = () => {
+        if (!ended)
+          counter.destroy(new AppError('invalid_request', { message: 'The upload was interrupted.' }));
+      };
+      body.once('end', onEnd);
+      body.once('close', interrupted);
+      body.once('error', interrupted);
+      // Piped, not pipelined: a refusal must leave the request open for the 413, merely unread.
+      body.pipe(counter);
+      try {
+        await pipeline(counter, createWriteStream(path));
+      } catch (err) {
+        body.unpipe(counter);
+        body.pause();
+        throw err;
+      } finally {
+        body.off('end', onEnd);
+        body.off('close', interrupted);
+        body.off('error', interrupted);
+      }
       return await this.port.files(c).upload(name, path, contentType);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      inFlight.delete(name);
+      if (inFlight.size === 0) this.streaming.delete(prefix);
+      if (dir !== null) await rm(dir, { recursive: true, force: true });
     }
+  }
+
+  /** The bounds of the job's uploads: its organization's plan and its kind's number of outputs. */
+  private async outputBoundsOf(job: JobRecord): Promise<OutputBounds> {
+    const org = await this.deps.store.organizations.findById(job.organizationId);
+    if (!org || !isPlan(org.plan))
+      throw new AppError('invalid_request', { message: "The job's organization no longer exists." });
+    const outputs = this.deps.handlers.get(job.kind).remote?.maxOutputs ?? 0;
+    return outputBounds(PLAN_LIMITS[org.plan].maxFileBytes, outputs, this.deps.uploadMaxBytes);
+  }
+
+  /**
+   * Bytes `name` may have: what the attempt stored under other names and what streams in under other
+   * names now count against the total; a name beyond the kind's number of outputs gets nothing.
+   */
+  private async allowance(
+    prefix: string,
+    name: string,
+    bounds: OutputBounds,
+    streaming: ReadonlyMap<string, number>,
+  ): Promise<number> {
+    const stored = (await this.deps.blobs.list(prefix)).map((k) => k.slice(prefix.length));
+    const names = new Set([...stored, ...streaming.keys()]);
+    if (!names.has(name) && names.size >= bounds.files)
+      throw new AppError('payload_too_large', {
+        message:
+          bounds.files === 0
+            ? 'Jobs of this kind upload no outputs.'
+            : `This attempt has uploaded its ${bounds.files} outputs already (${[...names].join(', ')}).`,
+      });
+    let used = 0;
+    for (const other of stored) {
+      if (other === name) continue;
+      used += (await this.deps.blobs.stat(`${prefix}${other}`))?.size ?? 0;
+    }
+    for (const [other, bytes] of streaming) if (other !== name) used += bytes;
+    return uploadAllowance(bounds, used);
   }
 
   /**
    * Completes the job once every output key of the result is an upload of this attempt that exists
-   * and that ffprobe reads as media. A result that fails the check ends the attempt as a failure.
+   * and that ffprobe reads as media. The figures the kind declares measurable (a generation's duration
+   * and frame rate) are replaced by what ffprobe read: the stored and billed numbers are the server's.
+   * A result that fails the check ends the attempt as a failure.
    */
   async complete(c: ClaimedJob, result: unknown): Promise<CompleteAnswer> {
-    const problem = await this.checkOutputs(c, result);
-    if (problem) {
-      this.deps.logger.warn({ jobId: c.job.id, problem }, 'a remote worker sent an unusable result');
+    const checked = await this.checkOutputs(c, result);
+    if (typeof checked === 'string') {
+      this.deps.logger.warn({ jobId: c.job.id, problem: checked }, 'a remote worker sent an unusable result');
       const r = await this.port.fail(
         c,
         new JobFailure(
           { code: 'job_failed', message: 'The job failed because of an internal error.' },
           'transient',
-          problem,
+          checked,
         ),
       );
-      return { outcome: 'rejected', result: r, reason: problem };
+      return { outcome: 'rejected', result: r, reason: checked };
     }
-    return { outcome: (await this.port.complete(c, result)) ? 'completed' : 'lost' };
+    return { outcome: (await this.port.complete(c, checked.result)) ? 'completed' : 'lost' };
   }
 
   fail(c: ClaimedJob, error: JobError, kind: FailureKind): Promise<FailResult> {
@@ -245,15 +382,18 @@ export class RemoteGateway {
     return this.port.release(c);
   }
 
-  private async checkOutputs(c: ClaimedJob, result: unknown): Promise<string | null> {
+  /** The result to store (with measured figures), or why it is unusable. */
+  private async checkOutputs(c: ClaimedJob, result: unknown): Promise<{ result: unknown } | string> {
     if (result === null || typeof result !== 'object') return 'the result is not an object';
+    const remote = this.deps.handlers.get(c.job.kind).remote;
     let keys: (string | null)[];
     try {
-      keys = this.deps.handlers.get(c.job.kind).remote?.outputKeys(result as never) ?? [];
+      keys = remote?.outputKeys(result as never) ?? [];
     } catch {
       return 'the result lacks its outputs';
     }
     const prefix = attemptPrefix(c.job.id, c.token);
+    const measured = new Map<string, MeasuredOutput>();
     for (const key of keys) {
       if (key === null || key === undefined) continue;
       if (typeof key !== 'string' || !key.startsWith(prefix) || key.slice(prefix.length).includes('/'))
@@ -265,12 +405,33 @@ export class RemoteGateway {
         await this.deps.blobs.download(key, path);
         const probe = await probeMedia(path);
         if (!probe.video && !probe.audio) return `output ${key} holds no audio or video`;
+        measured.set(key, {
+          durationSeconds: probe.durationSeconds,
+          fps: probe.video?.fps ?? null,
+          width: probe.video?.width ?? null,
+          height: probe.video?.height ?? null,
+          hasVideo: probe.video !== null,
+          hasAudio: probe.audio !== null,
+        });
       } catch (err) {
         return `output ${key} is not readable media: ${(err as Error).message}`;
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
     }
-    return null;
+    if (!remote?.measure) return { result };
+    let m: ReturnType<NonNullable<typeof remote.measure>>;
+    try {
+      m = remote.measure(result as never, measured);
+    } catch {
+      return 'the result lacks its figures';
+    }
+    if (typeof m === 'string') return m;
+    if (Object.keys(m.disagreements).length > 0)
+      this.deps.logger.warn(
+        { jobId: c.job.id, kind: c.job.kind, figures: m.disagreements },
+        "a remote worker reported figures that differ from its outputs; the server's measurements are kept",
+      );
+    return { result: m.result };
   }
 }

@@ -17,6 +17,9 @@ import { HandlerRegistry } from './handler.js';
 import { HttpWorkerPort } from './http-worker-port.js';
 import { WorkerPool } from './worker.js';
 import { sweepStaleTemp } from './runtime.js';
+import { Metrics } from '../metrics/metrics.js';
+import { MeteredWorkerPort } from '../metrics/metered-port.js';
+import { listenForMetrics } from '../http/metrics.js';
 
 /**
  * Stands in for the database in handlers built for remote runs: their run() never reaches it (that is
@@ -60,6 +63,9 @@ export function remoteHandlers(config: Config): HandlerRegistry {
 
 export interface RemoteWorker {
   readonly pool: WorkerPool;
+  readonly metrics: Metrics;
+  /** The metrics listener's URL (LIPSYNC_METRICS_PORT), or null. */
+  readonly metricsUrl: string | null;
   stop(): Promise<void>;
 }
 
@@ -85,8 +91,11 @@ export async function startRemoteWorker(
   if (kinds.length === 0) throw new Error('no job kind to serve');
   mkdirSync(config.tempDir, { recursive: true, mode: 0o700 });
   void sweepStaleTemp(config.tempDir, config.jobTimeoutMs);
+  // This process's own registry: its runs and engine speed (the jobs settle, and are counted, on the
+  // server). Scraped through LIPSYNC_METRICS_PORT only.
+  const metrics = new Metrics({ kinds, logger: logger.child({ component: 'metrics' }) });
   const pool = new WorkerPool(
-    port,
+    new MeteredWorkerPort(port, metrics),
     registry,
     {
       kinds,
@@ -95,9 +104,11 @@ export async function startRemoteWorker(
       leaseMs: me.leaseMs,
       idlePollMs: config.workerIdlePollMs,
       tempRoot: config.tempDir,
+      metrics,
     },
     logger.child({ component: 'worker' }),
   );
+  const metricsListener = await listenForMetrics(config, metrics, logger);
   pool.start();
   logger.info(
     {
@@ -111,10 +122,13 @@ export async function startRemoteWorker(
   );
   return {
     pool,
+    metrics,
+    metricsUrl: metricsListener?.url ?? null,
     async stop() {
       const stopping = pool.stop();
       port.close();
       await stopping;
+      await metricsListener?.close();
     },
   };
 }

@@ -8,8 +8,10 @@ import type { Services } from '../services/container.js';
 import { WorkerPool } from './worker.js';
 import { Watchdog } from './watchdog.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
+import { UploadSweeper } from './upload-sweeper.js';
 import { DatabaseWorkerPort } from './port.js';
 import { guardedPost } from '../media/guarded-post.js';
+import { MeteredWorkerPort } from '../metrics/metered-port.js';
 
 /**
  * Removes temp files and job directories left by a killed process. Only entries older than the job
@@ -54,7 +56,7 @@ export function startBackground(services: Services, opts: BackgroundOptions = {}
     logger.child({ component: 'jobs' }),
   );
   const pool = new WorkerPool(
-    port,
+    new MeteredWorkerPort(port, services.metrics),
     services.handlers,
     {
       kinds,
@@ -82,9 +84,11 @@ export function startBackground(services: Services, opts: BackgroundOptions = {}
 
 /**
  * What every process on the database runs besides its workers: the watchdog (expired leases of local
- * and remote workers back to the queue) and the webhook dispatcher (the outbox). An API-only process
- * runs it too, so that a deployment of API instances and remote workers alone still delivers webhooks
- * and retries the jobs of dead workers. Several of each are safe: both claim under leases.
+ * and remote workers back to the queue), the webhook dispatcher (the outbox) and the sweep of direct
+ * uploads never registered. An API-only process runs it too, so that a deployment of API instances and
+ * remote workers alone still delivers webhooks and retries the jobs of dead workers. Several of each
+ * are safe: the watchdog and the dispatcher claim under leases, and the sweep's deletions are
+ * idempotent.
  */
 export function startHousekeeping(services: Services): { stop(): Promise<void> } {
   const { config, store, logger } = services;
@@ -109,12 +113,15 @@ export function startHousekeeping(services: Services): { stop(): Promise<void> }
     logger.child({ component: 'webhooks' }),
     services.metrics,
   );
+  const uploads = new UploadSweeper(services.assets, logger.child({ component: 'upload-sweep' }));
   watchdog.start();
   dispatcher.start();
+  uploads.start();
   return {
     async stop() {
       await watchdog.stop();
       await dispatcher.stop();
+      await uploads.stop();
     },
   };
 }

@@ -1,7 +1,8 @@
 // The process's Prometheus metrics (GET /metrics, docs/operations.md): one registry per service
 // container, never prom-client's global one, so that several containers in one process (tests) keep
 // their own counts. Everything here is in memory except the job gauge, which asks the database when
-// the metrics are scraped.
+// the metrics are scraped. Worker processes serve the same registry on a listener of their own
+// (LIPSYNC_METRICS_PORT, src/http/metrics.ts); a remote worker's has no database gauge.
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RunMetrics } from '../jobs/handler.js';
@@ -12,12 +13,21 @@ import type { TerminalJobStatus } from '../domain/jobs.js';
 export type JobCounts = () => Promise<readonly { kind: string; status: string; count: number }[]>;
 
 export interface MetricsOptions {
-  /** Asked at every scrape for the lipsync_jobs gauge. */
-  readonly jobCounts: JobCounts;
+  /** Asked at every scrape for the lipsync_jobs gauge; absent (no gauge) without a database. */
+  readonly jobCounts?: JobCounts;
+  /** Asked at every scrape for lipsync_remote_workers_connected; absent (no gauge) off the API. */
+  readonly remoteWorkers?: () => number;
   /** Kinds this build runs: their gauges read 0 rather than vanish while none is queued. */
   readonly kinds: readonly string[];
   readonly logger: Logger;
 }
+
+/**
+ * How one run (one attempt) of a worker of this process ended: a terminal state written, a retry
+ * scheduled (`retrying`), handed back (`released`: shutdown or a yielding batch), or `lost` (the
+ * lease was gone, or the server did not take the result).
+ */
+export type RunOutcome = 'completed' | 'failed' | 'retrying' | 'canceled' | 'timed_out' | 'released' | 'lost';
 
 /** Webhook deliveries: answered with 2xx, failed but tried again later, given up. */
 export type WebhookOutcome = 'delivered' | 'retry' | 'failed';
@@ -25,6 +35,15 @@ export type WebhookOutcome = 'delivered' | 'retry' | 'failed';
 const UNSETTLED = ['queued', 'running'] as const;
 const OUTCOMES: readonly TerminalJobStatus[] = ['completed', 'failed', 'canceled', 'timed_out'];
 const WEBHOOK_OUTCOMES: readonly WebhookOutcome[] = ['delivered', 'retry', 'failed'];
+const RUN_OUTCOMES: readonly RunOutcome[] = [
+  'completed',
+  'failed',
+  'retrying',
+  'canceled',
+  'timed_out',
+  'released',
+  'lost',
+];
 
 export class Metrics implements RunMetrics {
   readonly registry = new Registry();
@@ -33,6 +52,8 @@ export class Metrics implements RunMetrics {
   private readonly jobDuration: Histogram<'kind' | 'outcome'>;
   private readonly engineFps: Histogram<'engine'>;
   private readonly webhookDeliveries: Counter<'outcome'>;
+  private readonly workerRuns: Counter<'kind' | 'outcome'>;
+  private readonly workerRunDuration: Histogram<'kind' | 'outcome'>;
 
   constructor(opts: MetricsOptions) {
     const registers = [this.registry];
@@ -70,10 +91,38 @@ export class Metrics implements RunMetrics {
       labelNames: ['outcome'],
       registers,
     });
+    this.workerRuns = new Counter({
+      name: 'lipsync_worker_runs_total',
+      help: "Job runs (attempts) this process's workers ended, by kind and outcome (completed, failed, retrying, canceled, timed_out, released, lost).",
+      labelNames: ['kind', 'outcome'],
+      registers,
+    });
+    this.workerRunDuration = new Histogram({
+      name: 'lipsync_worker_run_duration_seconds',
+      help: "Time of one run (attempt) on this process's workers, from its claim to its end, by kind and outcome.",
+      labelNames: ['kind', 'outcome'],
+      buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200],
+      registers,
+    });
     // Known series start at 0, so that increase() sees their first event.
-    for (const kind of opts.kinds)
+    for (const kind of opts.kinds) {
       for (const outcome of OUTCOMES) this.jobsFinished.inc({ kind, outcome }, 0);
+      for (const outcome of RUN_OUTCOMES) this.workerRuns.inc({ kind, outcome }, 0);
+    }
     for (const outcome of WEBHOOK_OUTCOMES) this.webhookDeliveries.inc({ outcome }, 0);
+    const remoteWorkers = opts.remoteWorkers;
+    if (remoteWorkers) {
+      new Gauge({
+        name: 'lipsync_remote_workers_connected',
+        help: 'Remote workers (by worker token) that called this instance within the last lease period or hold a claim open here now.',
+        registers,
+        collect() {
+          this.set(remoteWorkers());
+        },
+      });
+    }
+    const jobCounts = opts.jobCounts;
+    if (!jobCounts) return;
     const seenKinds = new Set(opts.kinds);
     new Gauge({
       name: 'lipsync_jobs',
@@ -83,7 +132,7 @@ export class Metrics implements RunMetrics {
       async collect() {
         let rows: Awaited<ReturnType<JobCounts>>;
         try {
-          rows = await opts.jobCounts();
+          rows = await jobCounts();
         } catch (err) {
           // The rest of the scrape still answers; no sample means "unknown", not zero.
           opts.logger.warn({ err }, 'counting jobs for the metrics failed');
@@ -113,6 +162,12 @@ export class Metrics implements RunMetrics {
 
   engineFrames(engine: string, frames: number, seconds: number): void {
     if (frames > 0 && seconds > 0) this.engineFps.observe({ engine }, frames / seconds);
+  }
+
+  /** One run of a worker of this process ended (MeteredWorkerPort). */
+  workerRun(kind: string, outcome: RunOutcome, seconds: number): void {
+    this.workerRuns.inc({ kind, outcome });
+    this.workerRunDuration.observe({ kind, outcome }, Math.max(0, seconds));
   }
 
   webhookDelivery(outcome: WebhookOutcome): void {

@@ -44,6 +44,8 @@ import { assertPublicUrl, OutgoingRequestError } from '../media/http-client.js';
 import { AppError } from '../domain/errors.js';
 import { DEFAULT_PRICES, type PriceTable } from '../domain/pricing.js';
 import { Metrics } from '../metrics/metrics.js';
+import { Drain } from './drain.js';
+import { RemotePresence } from '../jobs/remote-presence.js';
 
 export interface Services {
   readonly config: Config;
@@ -74,6 +76,10 @@ export interface Services {
   readonly prices: PriceTable;
   /** This container's Prometheus registry and metrics (GET /metrics, docs/operations.md). */
   readonly metrics: Metrics;
+  /** Begun at SIGTERM on an API instance: not ready, long-polls answered at once (docs/operations.md). */
+  readonly drain: Drain;
+  /** Remote workers this instance hears from (lipsync_remote_workers_connected). */
+  readonly remoteWorkers: RemotePresence;
   close(): Promise<void>;
 }
 
@@ -95,7 +101,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     await db.close().catch(() => undefined);
     throw err;
   }
-  const assets = new AssetService(store, blobs, logger);
+  const assets = new AssetService(store, blobs, logger, { uploadGraceMs: config.uploadSweepGraceMs });
   const prices = loadPrices(config.pricingFile);
   let bus: EventBus;
   if (db.pgPool && config.databaseUrl) {
@@ -152,8 +158,11 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     );
   // A job of a kind this build cannot run must not sit in the queue unnoticed.
   handlers.assertCovers(await store.jobs.unsettledKinds());
+  const drain = new Drain();
+  const remoteWorkers = new RemotePresence(config.jobLeaseMs);
   const metrics = new Metrics({
     jobCounts: () => store.jobs.countUnsettled(),
+    remoteWorkers: config.role === 'worker' ? undefined : () => remoteWorkers.connected(),
     kinds: handlers.kinds(),
     logger: logger.child({ component: 'metrics' }),
   });
@@ -168,6 +177,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     admission,
     idempotency,
     bus,
+    drain,
     queue,
     blobs,
     assets,
@@ -195,6 +205,8 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     idempotency,
     prices,
     metrics,
+    drain,
+    remoteWorkers,
     speech,
     tts: new TtsService({ config, store, speech, assets, idempotency, queue }),
     transcriptions: new TranscriptionService({ config, store, assets, queue }),

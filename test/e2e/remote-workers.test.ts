@@ -2,12 +2,13 @@
 // --token T` processes, each with its own data folder and no DATABASE_URL, no signing secret. They
 // run generations through the worker protocol only; one killed with SIGKILL in the middle of a long
 // job loses its lease, the API process's watchdog requeues the job and the other worker completes it;
-// a revoked worker token is refused at once; a job token opens its own job's input only.
+// a revoked worker token is refused at once; a job token opens its own job's input only; a direct
+// upload (presigned PUT) is a remote generation's input.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -20,6 +21,7 @@ import {
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createServices, type Services } from '../../src/services/container.js';
+import { S3BlobStore } from '../../src/storage/s3-blob-store.js';
 import {
   LIFECYCLE_ENGINE_ENV,
   makeTestMedia,
@@ -45,8 +47,11 @@ import {
 } from './worker-processes.js';
 
 const DB = process.env.TEST_DATABASE ?? 'sqlite';
+const STORAGE = process.env.TEST_STORAGE || 'local';
 
-describe(`remote workers over HTTP (${DB})`, { timeout: 300_000 }, () => {
+// On the PostgreSQL pass of scripts/test.sh (TEST_STORAGE=s3) this is the deployment of
+// docs/deployment.md: API on PostgreSQL + S3, two remote workers, one killed mid-job.
+describe(`remote workers over HTTP (${DB}, ${STORAGE})`, { timeout: 300_000 }, () => {
   let dep: TestDeployment;
   let apiServer: TestServer;
   let m: TestMedia;
@@ -126,9 +131,27 @@ describe(`remote workers over HTTP (${DB})`, { timeout: 300_000 }, () => {
   });
 
   async function assertOutput(id: string, seconds: number): Promise<void> {
-    const p = await probeFile((await downloadOutput(apiServer, org, id, out)).path);
+    const { path, url } = await downloadOutput(apiServer, org, id, out);
+    const p = await probeFile(path);
     assert.ok(p.video && p.audio, JSON.stringify(p));
     assert.ok(Math.abs((p.duration ?? 0) - seconds) < 0.15, `duration ${p.duration}, want ${seconds}`);
+    await assertStoredWhereExpected(id, url);
+  }
+
+  /** The output is in the deployment's store: the S3 bucket on S3 (never the API's data folder). */
+  async function assertStoredWhereExpected(id: string, url: string): Promise<void> {
+    const key = (await db.store.generations.findAny(id))!.outputKey!;
+    assert.ok(await db.blobs.exists(key), `${key} is not in the store`);
+    const localFile = join(dep.dataDir, 'blobs', key);
+    if (dep.storage === 's3') {
+      assert.ok(db.blobs instanceof S3BlobStore, 'the deployment stores in S3');
+      // downloadOutput fetched this URL: the bucket itself served the output.
+      assert.ok(url.startsWith(`${dep.s3!.endpoint}/${dep.s3!.bucket}/${key}?`), url);
+      await assert.rejects(access(localFile), `${localFile} exists on local disk`);
+    } else {
+      assert.ok(url.startsWith(`${apiServer.url}/v2/files/${key}?`), url);
+      await access(localFile);
+    }
   }
 
   test('generations complete on remote workers that hold no database', async () => {
@@ -176,6 +199,31 @@ describe(`remote workers over HTTP (${DB})`, { timeout: 300_000 }, () => {
     for (const dir of workerDirs) {
       assert.ok(!(await readdir(dir)).some((f) => f.startsWith('lipsync.sqlite')), `${dir} has a database`);
     }
+  });
+
+  test('a direct upload (PUT to the store, then registered) is the input of a remote generation', async () => {
+    const audio = await readFile(m.audioShort);
+    const announced = await api(apiServer, org, 'POST', '/v2/assets/upload', {
+      fileName: 'direct.wav',
+      contentType: 'audio/wav',
+      size: audio.length,
+    });
+    assert.equal(announced.status, 201, announced.text);
+    const { uploadUrl, url } = announced.json as { uploadUrl: string; url: string };
+    // On S3 the bytes go straight to the bucket, never through the API.
+    assert.ok(uploadUrl.startsWith(apiServer.filesBase), `${uploadUrl} is not under ${apiServer.filesBase}`);
+    const put = await fetch(uploadUrl, {
+      method: 'PUT',
+      headers: { 'content-type': 'audio/wav' },
+      body: audio,
+    });
+    assert.equal(put.status, 200, await put.text());
+    const registered = await api(apiServer, org, 'POST', '/v2/assets', { url, type: 'AUDIO' });
+    assert.equal(registered.status, 201, registered.text);
+    const id = await createGeneration(apiServer, org, body(registered.json.id as string));
+    const g = await waitDone(apiServer, org, id, 120_000);
+    assert.equal(g.status, 'COMPLETED', `${JSON.stringify(g)}\n${allOutput(workers)}`);
+    await assertOutput(id, 1.5);
   });
 
   test('a remote worker killed mid-job: the lease expires and the other worker completes the job', async () => {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { binPath, repoRoot } from './paths.js';
 import { createTestSchema, testDatabase, type TestDatabase, type TestSchema } from './database.js';
+import { startS3rver, type S3rver } from './s3rver.js';
 
 /** Variables that configure the service; never inherited from the test runner's own environment. */
 const CONFIG_VARS = /^(PORT|HOST|DATABASE_URL|REDIS_URL|LOG_LEVEL|LIPSYNC_.*)$/;
@@ -32,26 +33,58 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** A data folder and (on PostgreSQL) a schema that a server and CLI commands share. */
+export type TestStorage = 'local' | 's3';
+
+/** TEST_STORAGE (local by default): where the blobs of end-to-end deployments live. */
+export function testStorage(): TestStorage {
+  const v = (process.env.TEST_STORAGE ?? 'local').trim().toLowerCase();
+  if (v === 'local' || v === '') return 'local';
+  if (v === 's3') return 's3';
+  throw new Error(`TEST_STORAGE=${JSON.stringify(v)} must be local or s3`);
+}
+
+/** The bucket of an S3 deployment (each deployment has its own s3rver). */
+export const DEPLOYMENT_BUCKET = 'lipsync-e2e';
+
+/**
+ * A data folder, (on PostgreSQL) a schema and (on S3) an s3rver with a bucket, that a server, workers
+ * and CLI commands share.
+ */
 export interface TestDeployment {
   readonly database: TestDatabase;
+  readonly storage: TestStorage;
+  /** On S3: the s3rver's URL and the bucket the deployment stores in; null on local storage. */
+  readonly s3: { readonly endpoint: string; readonly bucket: string } | null;
   readonly dataDir: string;
-  /** LIPSYNC_DATA_DIR, DATABASE_URL (PostgreSQL), LOG_LEVEL and a signing secret. */
+  /**
+   * LIPSYNC_DATA_DIR, DATABASE_URL (PostgreSQL), LIPSYNC_STORAGE and LIPSYNC_S3_* (S3), LOG_LEVEL and
+   * a signing secret.
+   */
   readonly env: Readonly<Record<string, string>>;
   cleanup(): Promise<void>;
 }
 
 export async function createDeployment(
-  opts: { database?: TestDatabase; env?: Record<string, string> } = {},
+  opts: { database?: TestDatabase; storage?: TestStorage; env?: Record<string, string> } = {},
 ): Promise<TestDeployment> {
   const database = opts.database ?? testDatabase();
+  const storage = opts.storage ?? testStorage();
   const dataDir = await mkdtemp(join(tmpdir(), 'lipsync-e2e-'));
-  let schema: TestSchema | null = null;
-  try {
-    if (database === 'postgres') schema = await createTestSchema();
-  } catch (err) {
-    await rm(dataDir, { recursive: true, force: true });
-    throw err;
+  // One s3rver per deployment (about half a second to start): nothing is shared between files or
+  // deployments, and cleanup removes the whole bucket folder with it.
+  const [schemaResult, s3Result] = await Promise.allSettled([
+    database === 'postgres' ? createTestSchema() : null,
+    storage === 's3' ? startS3rver([DEPLOYMENT_BUCKET]) : null,
+  ]);
+  const schema: TestSchema | null = schemaResult.status === 'fulfilled' ? schemaResult.value : null;
+  const s3: S3rver | null = s3Result.status === 'fulfilled' ? s3Result.value : null;
+  for (const r of [schemaResult, s3Result]) {
+    if (r.status === 'rejected') {
+      await rm(dataDir, { recursive: true, force: true });
+      await schema?.drop();
+      await s3?.stop();
+      throw r.reason;
+    }
   }
   const env: Record<string, string> = {
     LOG_LEVEL: process.env.LIPSYNC_TEST_LOG_LEVEL || 'info',
@@ -61,15 +94,19 @@ export async function createDeployment(
     // the articulation tests, which turn it on; voice activity and transcripts still run everywhere.
     LIPSYNC_ARTICULATION_RECOGNIZE: '0',
     ...(schema ? { DATABASE_URL: schema.url } : {}),
+    ...(s3 ? s3.env(DEPLOYMENT_BUCKET) : {}),
     ...opts.env,
   };
   return {
     database,
+    storage,
+    s3: s3 ? { endpoint: s3.endpoint, bucket: DEPLOYMENT_BUCKET } : null,
     dataDir,
     env,
     async cleanup() {
       await rm(dataDir, { recursive: true, force: true });
       if (schema) await schema.drop();
+      if (s3) await s3.stop();
     },
   };
 }
@@ -140,6 +177,11 @@ export function firstStartKey(stdout: string): string | null {
 export interface TestServer {
   readonly url: string;
   readonly port: number;
+  /**
+   * What every signed download URL of this server starts with: `<url>/v2/files/` on local storage,
+   * `<LIPSYNC_S3_ENDPOINT>/<bucket>/` on S3 (path style, as s3rver deployments are).
+   */
+  readonly filesBase: string;
   readonly process: ChildProcess;
   /** Everything the process wrote to stdout so far. */
   stdout(): string;
@@ -154,9 +196,20 @@ export async function startServer(
 ): Promise<TestServer> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
+  const env: Record<string, string> = {
+    ...baseEnv(),
+    HOST: '127.0.0.1',
+    LIPSYNC_PUBLIC_URL: url,
+    ...opts.env,
+    PORT: String(port),
+  };
+  const filesBase =
+    env.LIPSYNC_STORAGE === 's3'
+      ? `${String(env.LIPSYNC_S3_ENDPOINT).replace(/\/+$/, '')}/${env.LIPSYNC_S3_BUCKET}/`
+      : `${env.LIPSYNC_PUBLIC_URL}/v2/files/`;
   const child = spawn(process.execPath, [binPath, 'serve'], {
     cwd: repoRoot,
-    env: { ...baseEnv(), HOST: '127.0.0.1', LIPSYNC_PUBLIC_URL: url, ...opts.env, PORT: String(port) },
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -207,5 +260,5 @@ export async function startServer(
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url, port, process: child, stdout: () => out, stderr: () => err, stop };
+  return { url, port, filesBase, process: child, stdout: () => out, stderr: () => err, stop };
 }

@@ -1,14 +1,18 @@
 // Direct uploads: POST /v2/assets/upload (JSON) → PUT to the signed upload URL → POST /v2/assets, then
 // the asset in a generation; on the local store (our own PUT route, over real HTTP) and on S3 (s3rver,
 // presigned PUT). Refusals: a body larger or smaller than announced, the wrong type, expired and
-// forged URLs, URLs that are not this organization's upload; plan limits; lookup by SHA-256; download.
+// forged URLs, URLs that are not this organization's upload; plan limits; lookup by SHA-256 (scoped to
+// the API key, as the spec says); download. Uploads never registered are swept once their URL expired
+// plus the grace period (the clock of a second AssetService on the same store is moved ahead).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import {
+  createKey,
   createOrgWithKey,
   createTestServices,
   type TestKey,
@@ -22,7 +26,9 @@ import {
   S3RVER_SECRET_ACCESS_KEY,
   type S3rver,
 } from '../helpers/s3rver.js';
-import { startBackground, type Background } from '../../src/jobs/runtime.js';
+import { startBackground, startHousekeeping, type Background } from '../../src/jobs/runtime.js';
+import { AssetService, UPLOAD_URL_SECONDS } from '../../src/services/assets.js';
+import { AppError } from '../../src/domain/errors.js';
 import { UrlSigner } from '../../src/storage/url-signer.js';
 import { S3BlobStore } from '../../src/storage/s3-blob-store.js';
 import {
@@ -92,6 +98,20 @@ function assertError(
   if (field !== undefined) assert.equal(b.field, field, res.body);
   return b;
 }
+
+/** The service on the same store and blobs, its clock `aheadMs` in the future. */
+function assetsAt(t: TestServices, aheadMs: number): AssetService {
+  return new AssetService(t.services.store, t.services.blobs, t.services.logger, {
+    uploadGraceMs: t.services.config.uploadSweepGraceMs,
+    now: () => Date.now() + aheadMs,
+  });
+}
+
+/** Past the upload URL's expiry plus the grace period (by a minute), and not yet (a minute before). */
+const pastGrace = (t: TestServices) =>
+  UPLOAD_URL_SECONDS * 1000 + t.services.config.uploadSweepGraceMs + 60_000;
+const withinGrace = (t: TestServices) =>
+  UPLOAD_URL_SECONDS * 1000 + t.services.config.uploadSweepGraceMs - 60_000;
 
 /** The API calls of a direct upload, through inject. */
 function client(t: () => TestServices) {
@@ -465,7 +485,7 @@ describe(`direct uploads, local store (${DB})`, { timeout: 240_000 }, () => {
     assert.equal(anonymous.statusCode, 401);
   });
 
-  test('GET /v2/assets/uploaded finds the organization’s asset by SHA-256; download gives a signed URL', async () => {
+  test('GET /v2/assets/uploaded finds what this API key stored by SHA-256; download gives a signed URL', async () => {
     const image = await readFile(m.image);
     const target = await api.presignOk(orgA.owner, {
       fileName: 'face.png',
@@ -498,6 +518,29 @@ describe(`direct uploads, local store (${DB})`, { timeout: 240_000 }, () => {
     assert.deepEqual((await api.get(orgB.owner, `/v2/assets/uploaded?contentSha256=${digest}`)).json(), {
       asset: null,
     });
+    // The spec scopes the lookup to the API key that stored the asset: another key of the same
+    // organization does not find it, and finds its own copy once it stored one.
+    const second = await createKey(t.services, orgA.organization.id, { name: 'second key' });
+    assert.deepEqual((await api.get(second, `/v2/assets/uploaded?contentSha256=${digest}`)).json(), {
+      asset: null,
+    });
+    const secondTarget = await api.presignOk(second, {
+      fileName: 'again.png',
+      contentType: 'image/png',
+      size: image.length,
+    });
+    assert.equal((await injectPut(secondTarget.uploadUrl, 'image/png', image)).statusCode, 200);
+    const secondReg = await api.register(second, { url: secondTarget.url, type: 'IMAGE' });
+    assert.equal(secondReg.statusCode, 201, secondReg.body);
+    assert.equal(
+      (await api.get(second, `/v2/assets/uploaded?contentSha256=${digest}`)).json().asset.id,
+      secondReg.json().id,
+    );
+    assert.equal(
+      (await api.get(orgA.owner, `/v2/assets/uploaded?contentSha256=${digest}`)).json().asset.id,
+      id,
+      'each key finds what it stored, not the newest of the organization',
+    );
     assertError(await api.get(orgA.owner, '/v2/assets/uploaded?contentSha256=abc'), 400, 'invalid_request');
     // Multipart uploads are hashed too.
     const form = await encodeForm([{ name: 'file', file: m.audioLong }]);
@@ -524,6 +567,113 @@ describe(`direct uploads, local store (${DB})`, { timeout: 240_000 }, () => {
     assert.equal(sha256(file.rawPayload), digest);
     assert.match(String(file.headers['content-disposition']), /attachment; filename="face\.png"/);
     assertError(await api.get(orgB.owner, `/v2/assets/${id}/download`), 404, 'asset_not_found');
+  });
+
+  test('uploads never registered are swept after their URL expired plus the grace period; assets stay', async () => {
+    const image = await readFile(m.image);
+    // Registered: an asset, whatever the sweep does.
+    const kept = await api.presignOk(orgA.owner, {
+      fileName: 'kept.png',
+      contentType: 'image/png',
+      size: image.length,
+    });
+    assert.equal((await injectPut(kept.uploadUrl, 'image/png', image)).statusCode, 200);
+    const asset = (await api.register(orgA.owner, { url: kept.url, type: 'IMAGE' })).json();
+    // Abandoned: uploaded and never registered; announced and never uploaded.
+    const left = await api.presignOk(orgA.owner, {
+      fileName: 'left.mp4',
+      contentType: 'video/mp4',
+      size: video.length,
+    });
+    assert.equal((await injectPut(left.uploadUrl, 'video/mp4', video)).statusCode, 200);
+    const unsent = await api.presignOk(orgB.owner, {
+      fileName: 'unsent.wav',
+      contentType: 'audio/wav',
+      size: audio.length,
+    });
+    const leftKey = keyOf(left.url);
+    const unsentKey = keyOf(unsent.url);
+    assert.ok(await t.services.blobs.exists(leftKey));
+
+    // Until the grace period has passed, nothing of theirs goes.
+    await assetsAt(t, withinGrace(t)).sweepAbandonedUploads();
+    assert.ok(await t.services.blobs.exists(leftKey));
+    assert.ok(await t.services.store.assets.findUpload(orgA.organization.id, leftKey));
+    assert.ok(await t.services.store.assets.findUpload(orgB.organization.id, unsentKey));
+
+    const later = assetsAt(t, pastGrace(t));
+    // An upload URL announced by then is not due itself.
+    const fresh = await later.presignUpload({
+      organization: orgA.organization,
+      keyId: orgA.owner.record.id,
+      fileName: 'fresh.mp4',
+      contentType: 'video/mp4',
+      size: 10,
+    });
+    assert.ok((await later.sweepAbandonedUploads()) >= 2);
+    assert.equal(await t.services.blobs.exists(leftKey), false, 'the stored bytes are removed');
+    assert.equal(await t.services.store.assets.findUpload(orgA.organization.id, leftKey), null);
+    assert.equal(await t.services.store.assets.findUpload(orgB.organization.id, unsentKey), null);
+    assert.ok(await t.services.store.assets.findUpload(orgA.organization.id, keyOf(fresh.url)));
+    // The asset and its file are untouched; the swept upload can no longer be registered.
+    const still = await api.get(orgA.owner, `/v2/assets/${asset.id}`);
+    assert.equal(still.statusCode, 200, still.body);
+    assert.equal(sha256((await fetchSigned(t.app, still.json().url)).rawPayload), sha256(image));
+    assertError(
+      await api.register(orgA.owner, { url: left.url, type: 'VIDEO' }),
+      400,
+      'invalid_request',
+      'url',
+    );
+  });
+
+  test('a registration past the grace period is refused and removes the upload, swept or not', async () => {
+    const target = await api.presignOk(orgA.owner, {
+      fileName: 'late.mp4',
+      contentType: 'video/mp4',
+      size: video.length,
+    });
+    assert.equal((await injectPut(target.uploadUrl, 'video/mp4', video)).statusCode, 200);
+    const key = keyOf(target.url);
+    const register = (svc: AssetService) =>
+      svc.register({
+        organization: orgA.organization,
+        keyId: orgA.owner.record.id,
+        url: target.url,
+        type: 'VIDEO',
+        tmpDir: t.services.config.tempDir,
+      });
+    await assert.rejects(register(assetsAt(t, pastGrace(t))), (err: unknown) => {
+      assert.ok(err instanceof AppError);
+      assert.equal(err.code, 'invalid_request');
+      assert.match(err.message, /not registered in time/);
+      return true;
+    });
+    assert.equal(await t.services.blobs.exists(key), false);
+    assert.equal(await t.services.store.assets.findUpload(orgA.organization.id, key), null);
+  });
+
+  test('the housekeeping every API and worker process runs sweeps abandoned uploads', async () => {
+    // Announced long ago (a clock in the past) and uploaded before its URL expired.
+    const past = assetsAt(t, -pastGrace(t));
+    const old = await past.presignUpload({
+      organization: orgB.organization,
+      keyId: orgB.owner.record.id,
+      fileName: 'old.wav',
+      contentType: 'audio/wav',
+      size: audio.length,
+    });
+    const key = keyOf(old.url);
+    await t.services.blobs.put(key, Readable.from([audio]), { contentType: 'audio/wav' });
+    const hk = startHousekeeping(t.services);
+    try {
+      // The sweep runs when housekeeping starts; wait for its effect.
+      while (await t.services.store.assets.findUpload(orgB.organization.id, key))
+        await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      await hk.stop();
+    }
+    assert.equal(await t.services.blobs.exists(key), false);
   });
 });
 
@@ -661,5 +811,35 @@ describe(`direct uploads, S3 store (${DB})`, { timeout: 240_000 }, () => {
     assert.equal(res.status, 403);
     assert.match(await res.text(), /Request has expired/);
     assert.equal(await store.exists('uploads/expired-test'), false);
+  });
+
+  test('abandoned uploads are swept from the bucket; registered assets stay', async () => {
+    const audio = await readFile(m.audioShort);
+    const kept = await api.presignOk(org.owner, {
+      fileName: 'k.wav',
+      contentType: 'audio/wav',
+      size: audio.length,
+    });
+    assert.equal((await s3Put(kept.uploadUrl, 'audio/wav', audio)).status, 200);
+    const asset = await api.register(org.owner, { url: kept.url, type: 'AUDIO' });
+    assert.equal(asset.statusCode, 201, asset.body);
+    const left = await api.presignOk(org.owner, {
+      fileName: 'l.wav',
+      contentType: 'audio/wav',
+      size: audio.length,
+    });
+    assert.equal((await s3Put(left.uploadUrl, 'audio/wav', audio)).status, 200);
+    assert.equal((await fetch(left.url)).status, 200);
+    const key = decodeURIComponent(new URL(left.url).pathname.replace(`/${BUCKET}/`, ''));
+    assert.ok(await t.services.store.assets.findUpload(org.organization.id, key));
+
+    assert.ok((await assetsAt(t, pastGrace(t)).sweepAbandonedUploads()) >= 1);
+    assert.equal((await fetch(left.url)).status, 404, 'the object is gone from the bucket');
+    assert.equal(await t.services.store.assets.findUpload(org.organization.id, key), null);
+    const still = await api.get(org.owner, `/v2/assets/${asset.json().id}`);
+    assert.equal(still.statusCode, 200);
+    const file = await fetch(still.json().url);
+    assert.equal(file.status, 200);
+    assert.equal(sha256(Buffer.from(await file.arrayBuffer())), sha256(audio));
   });
 });

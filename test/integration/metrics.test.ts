@@ -1,7 +1,10 @@
 // GET /metrics, /healthz and /readyz on a real database: the scrape parses as Prometheus text and its
 // counters move with real requests, real generations (passthrough engine, real ffmpeg) and real webhook
 // deliveries; LIPSYNC_METRICS_TOKEN guards the scrape; readiness fails for a closed database, a blob
-// store that errors, a server that is not listening and one that is shutting down.
+// store that errors, a server that is not listening and one that is shutting down or draining; a
+// draining instance answers open long-polls (a generation's wait, a worker's claim) at once; the
+// remote-workers gauge follows the worker tokens that call. (The real process's SIGTERM:
+// test/e2e/graceful-shutdown.test.ts; worker processes' listeners: test/e2e/worker-metrics.test.ts.)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rm, symlink } from 'node:fs/promises';
@@ -13,6 +16,7 @@ import { parsePrometheusText, sampleValue, type Family } from '../helpers/promet
 import { startBackground, type Background } from '../../src/jobs/runtime.js';
 import { READINESS_PROBE_KEY } from '../../src/http/routes/health.js';
 import type { App } from '../../src/http/app.js';
+import { WorkerTokenService } from '../../src/services/worker-tokens.js';
 import {
   LIFECYCLE_ENGINE_ENV,
   makeTestMedia,
@@ -338,6 +342,104 @@ describe(`metrics and probes (${DB})`, { timeout: 240_000 }, () => {
       assert.equal(res.connection, 'close', 'the answer does not keep its connection (and the close) open');
       assert.ok(closing, 'the close began during the request');
       await closing;
+    } finally {
+      await d.cleanup();
+    }
+  });
+
+  test('draining: /readyz 503 at once, open long-polls answer their state, answers close connections', async () => {
+    // No worker here: the generation stays queued and its long-poll would wait out its timeout.
+    await background?.stop();
+    background = null;
+    const d = await createTestServices({
+      shareDatabaseWith: t,
+      env: { LIPSYNC_RATE_LIMIT_ENABLED: 'false' },
+    });
+    try {
+      const base = await d.app.listen({ port: 0, host: '127.0.0.1' });
+      const { token } = await new WorkerTokenService(d.services.store.db.kysely).create('drain');
+      const video = await uploadAsset(d.app, org.owner.headers, m.video);
+      const audio = await uploadAsset(d.app, org.owner.headers, m.audioShort);
+      const created = await postGenerate(d.app, org.owner.headers, {
+        model: 'lipsync-2',
+        input: [
+          { type: 'video', assetId: video },
+          { type: 'audio', assetId: audio },
+        ],
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      const id = created.json().id as string;
+      const before = await getJson(`${base}/readyz`);
+      assert.equal(before.status, 200);
+      assert.notEqual(before.connection, 'close');
+
+      const waitersBefore = d.services.bus.waiterCount();
+      const longPoll = fetch(`${base}/v2/generate/${id}?wait=true&timeout=10`, {
+        headers: org.owner.headers,
+      });
+      const claim = fetch(`${base}/v2/workers/claim`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ kinds: ['transcription'], waitSeconds: 25 }),
+      });
+      // Both are held open: the generation's waiter is on the bus, the claim counts its worker.
+      await until('the long-poll waits', async () => d.services.bus.waiterCount() > waitersBefore);
+      await until('the claim is open', async () => d.services.remoteWorkers.connected() === 1);
+
+      d.services.drain.begin();
+      const polled = await longPoll;
+      assert.equal(polled.status, 200);
+      assert.equal(((await polled.json()) as { status: string }).status, 'PENDING');
+      assert.equal(polled.headers.get('connection'), 'close');
+      const claimed = await claim;
+      assert.equal(claimed.status, 204);
+      assert.equal(claimed.headers.get('retry-after'), '1');
+      // Nothing is left holding a request open: the close completes.
+      await d.app.close();
+    } finally {
+      await d.cleanup();
+    }
+  });
+
+  test('draining: /readyz says shutting_down while the listener still serves', async () => {
+    const d = await createTestServices({ shareDatabaseWith: t });
+    try {
+      const base = await d.app.listen({ port: 0, host: '127.0.0.1' });
+      d.services.drain.begin();
+      const res = await getJson(`${base}/readyz`);
+      assert.equal(res.status, 503);
+      assert.deepEqual(res.body.checks, { database: 'ok', blobStore: 'ok', server: 'shutting_down' });
+      assert.match(res.body.message, /server shutting down/);
+      assert.equal(res.connection, 'close');
+      const live = await getJson(`${base}/healthz`);
+      assert.equal(live.status, 200, 'still live and serving');
+      assert.equal(live.connection, 'close');
+    } finally {
+      await d.cleanup();
+    }
+  });
+
+  test('lipsync_remote_workers_connected: worker tokens heard from within a lease period', async () => {
+    const d = await createTestServices({
+      shareDatabaseWith: t,
+      env: { LIPSYNC_JOB_LEASE_SECONDS: '2', LIPSYNC_RATE_LIMIT_ENABLED: 'false' },
+    });
+    try {
+      const tokens = new WorkerTokenService(d.services.store.db.kysely);
+      const [a, b] = [await tokens.create('gpu-a'), await tokens.create('gpu-b')];
+      const connected = async () => sampleValue(await scrape(d.app), 'lipsync_remote_workers_connected');
+      assert.equal(await connected(), 0);
+      assert.equal((await scrape(d.app)).get('lipsync_remote_workers_connected')?.type, 'gauge');
+      const me = (token: string) =>
+        d.app.inject({ method: 'GET', url: '/v2/workers/me', headers: { authorization: `Bearer ${token}` } });
+      assert.equal((await me(a.token)).statusCode, 200);
+      assert.equal((await me(a.token)).statusCode, 200);
+      assert.equal(await connected(), 1, 'one token, however many calls');
+      assert.equal((await me(b.token)).statusCode, 200);
+      assert.equal(await connected(), 2);
+      assert.equal((await me('lwt_not-a-token')).statusCode, 401);
+      assert.equal(await connected(), 2, 'a refused token is nobody');
+      await until('silent workers leave after a lease period', async () => (await connected()) === 0);
     } finally {
       await d.cleanup();
     }

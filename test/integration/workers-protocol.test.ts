@@ -1,20 +1,52 @@
 // The remote worker protocol through inject (/v2/workers/...): worker tokens on every call, one job token
 // per claim that opens that job only, the long-polled claim woken by new work, signed input URLs,
 // uploads of outputs, completion checked (uploaded, this attempt's, readable media) before it is
-// accepted, failures, hand-backs, and a revoked token refused at once.
+// accepted, failures, hand-backs, and a revoked token refused at once. Then what the server does not
+// take on trust: uploads bounded by the plan's file size, the kind's number of outputs and the
+// operator's cap (refused while streaming), and the result's figures measured from the output.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
+import { readdir, readFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import {
+  createOrgWithKey,
+  createTestServices,
+  freePort,
+  type TestOrg,
+  type TestServices,
+} from '../helpers/index.js';
 import {
   LIFECYCLE_ENGINE_ENV,
   fetchSigned,
   makeTestMedia,
   postGenerate,
+  probeFile,
   uploadAsset,
   type TestMedia,
 } from './generations-support.js';
 import { WorkerTokenService } from '../../src/services/worker-tokens.js';
+import { HttpWorkerPort } from '../../src/jobs/http-worker-port.js';
+import { JobFailure } from '../../src/jobs/handler.js';
+
+const MiB = 1024 * 1024;
+/** The operator's cap on one attempt's uploads in this suite (LIPSYNC_WORKER_UPLOAD_MAX_BYTES). */
+const UPLOAD_CAP = 120 * MiB;
+
+/** A body of `size` zero bytes, generated as it is read; `progress.pulled` counts what was read. */
+function streamedBody(size: number) {
+  const chunk = Buffer.alloc(MiB);
+  const progress = { pulled: 0, total: size };
+  async function* body() {
+    let left = size;
+    while (left > 0) {
+      const n = Math.min(left, chunk.length);
+      yield n === chunk.length ? chunk : chunk.subarray(0, n);
+      progress.pulled += n;
+      left -= n;
+    }
+  }
+  return { payload: Readable.from(body(), { objectMode: false }), progress };
+}
 
 const DB = process.env.TEST_DATABASE ?? 'sqlite';
 
@@ -37,9 +69,20 @@ describe(`remote worker protocol (${DB})`, { timeout: 180_000 }, () => {
   let tokenB: string;
   let tokens: WorkerTokenService;
 
+  let httpPort: number;
+
   before(async () => {
+    // The public URL names the port the suite listens on when a test needs real HTTP.
+    httpPort = await freePort();
     [t, m] = await Promise.all([
-      createTestServices({ env: { ...LIFECYCLE_ENGINE_ENV, LIPSYNC_RATE_LIMIT_ENABLED: 'false' } }),
+      createTestServices({
+        env: {
+          ...LIFECYCLE_ENGINE_ENV,
+          LIPSYNC_PUBLIC_URL: `http://127.0.0.1:${httpPort}`,
+          LIPSYNC_RATE_LIMIT_ENABLED: 'false',
+          LIPSYNC_WORKER_UPLOAD_MAX_BYTES: String(UPLOAD_CAP),
+        },
+      }),
       makeTestMedia(),
     ]);
     org = await createOrgWithKey(t.services, { plan: 'scale' });
@@ -268,5 +311,211 @@ describe(`remote worker protocol (${DB})`, { timeout: 180_000 }, () => {
     assert.equal((await claim(tokenA)).statusCode, 401);
     // Its lease is left to expire (the watchdog requeues it); nothing else changed.
     assert.equal((await t.services.store.jobs.findBySubject('generation', id))?.status, 'running');
+  });
+
+  /** Claims until this generation's job comes; jobs left queued by earlier tests are failed for good. */
+  const claimOwn = async (token: string, generationId: string): Promise<Claim> => {
+    for (;;) {
+      const c = await claimed(token, 20);
+      if (c.job.subjectId === generationId) return c;
+      const failed = await call(token, c, 'fail', {
+        error: { code: 'generation_processing_failed', message: 'left over by an earlier test' },
+        failureKind: 'permanent',
+      });
+      assert.equal(failed.statusCode, 200, failed.body);
+    }
+  };
+  const generateFor = async (who: TestOrg, v: string, a: string): Promise<string> => {
+    const res = await postGenerate(t.app, who.owner.headers, {
+      model: 'lipsync-2',
+      input: [
+        { type: 'video', assetId: v },
+        { type: 'audio', assetId: a },
+      ],
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    return (res.json() as { id: string }).id;
+  };
+  const putStream = (token: string, c: Claim, name: string, size: number, declareLength = false) => {
+    const body = streamedBody(size);
+    const res = t.app.inject({
+      method: 'PUT',
+      url: `/v2/workers/jobs/${c.job.id}/outputs/${name}`,
+      headers: {
+        ...bearer(token),
+        'x-job-token': c.jobToken,
+        'content-type': 'video/mp4',
+        ...(declareLength ? { 'content-length': String(size) } : {}),
+      },
+      payload: body.payload,
+    });
+    return { res, progress: body.progress };
+  };
+  const uploadLeftovers = async () =>
+    (await readdir(t.services.config.tempDir).catch(() => [] as string[])).filter((n) =>
+      n.startsWith('remote-upload-'),
+    );
+  const assertTooLarge = (res: { statusCode: number; body: string; headers: Record<string, unknown> }) => {
+    assert.equal(res.statusCode, 413, res.body);
+    assert.equal(JSON.parse(res.body).errorCode, 'payload_too_large', res.body);
+  };
+
+  test("uploads are held to the plan's file size while they stream: 413, the rest unread, nothing kept", async () => {
+    const free = await createOrgWithKey(t.services, { plan: 'free' });
+    const [v, a] = await Promise.all([
+      uploadAsset(t.app, free.owner.headers, m.video),
+      uploadAsset(t.app, free.owner.headers, m.audioShort),
+    ]);
+    const tokenC = (await tokens.create('c')).token;
+    const id = await generateFor(free, v, a);
+    const c = await claimOwn(tokenC, id);
+    const key = `jobs/${c.job.id}/${c.jobToken}/output.mp4`;
+
+    // free: 100 MiB a file (under the operator's cap of 120 MiB). A chunked body is cut off at the limit.
+    const big = putStream(tokenC, c, 'output.mp4', 110 * MiB);
+    const res = await big.res;
+    assertTooLarge(res);
+    assert.match(res.json().message, /104857600 bytes/);
+    assert.equal(res.headers.connection, 'close');
+    assert.ok(
+      big.progress.pulled < big.progress.total,
+      `${big.progress.pulled} of ${big.progress.total} read`,
+    );
+    assert.equal(await t.services.blobs.exists(key), false, 'no partial output is stored');
+    assert.deepEqual(await uploadLeftovers(), [], 'the partial temp file is removed');
+
+    // A Content-Length over the limit is refused before the body is read.
+    const declared = putStream(tokenC, c, 'output.mp4', 101 * MiB, true);
+    assertTooLarge(await declared.res);
+    assert.equal(declared.progress.pulled, 0);
+    assert.deepEqual(await uploadLeftovers(), []);
+
+    // Within the limit: stored. The attempt may still end normally.
+    const ok = await put(tokenC, c, 'output.mp4', await readFile(m.video));
+    assert.equal(ok.statusCode, 201, ok.body);
+    const failed = await call(tokenC, c, 'fail', {
+      error: { code: 'generation_processing_failed', message: 'end of test' },
+      failureKind: 'permanent',
+    });
+    assert.deepEqual(failed.json(), { outcome: 'failed' });
+  });
+
+  test("an attempt's uploads are bounded in total and in number; the worker's adapter fails such a run for good", async () => {
+    const tokenD = (await tokens.create('d')).token;
+    const id = await generate();
+    const c = await claimOwn(tokenD, id);
+    const prefix = `jobs/${c.job.id}/${c.jobToken}/`;
+    // scale: 5 GiB a file, but the operator's cap bounds the attempt's total at 120 MiB.
+    const first = putStream(tokenD, c, 'output.mp4', 70 * MiB);
+    assert.equal((await first.res).statusCode, 201, (await first.res).body);
+    const second = putStream(tokenD, c, 'preview.mp4', 60 * MiB);
+    const refused = await second.res;
+    assertTooLarge(refused);
+    assert.match(refused.json().message, /52428800 bytes this attempt may still upload/);
+    assert.ok(second.progress.pulled < second.progress.total);
+    assert.equal(await t.services.blobs.exists(`${prefix}preview.mp4`), false);
+    assert.deepEqual(await uploadLeftovers(), []);
+    // Replacing an output frees what it held.
+    const video = await readFile(m.video);
+    assert.equal((await put(tokenD, c, 'output.mp4', video)).statusCode, 201);
+    assert.equal((await put(tokenD, c, 'preview.mp4', video)).statusCode, 201);
+    assert.equal((await t.services.blobs.stat(`${prefix}output.mp4`))?.size, video.length);
+    // A generation has two outputs: a third name is refused whatever its size.
+    const third = await put(tokenD, c, 'extra.mp4', Buffer.from('x'));
+    assertTooLarge(third);
+    assert.match(third.json().message, /uploaded its 2 outputs already/);
+    assert.equal(await t.services.blobs.exists(`${prefix}extra.mp4`), false);
+
+    // The same refusal through the worker's HTTP adapter, over real HTTP: a permanent JobFailure.
+    await t.app.listen({ port: httpPort, host: '127.0.0.1' });
+    const port = new HttpWorkerPort({
+      server: t.services.config.publicUrl,
+      token: tokenD,
+      logger: t.services.logger,
+    });
+    // The adapter learns the claim (upload URL) from its own claim: hand this one back and take it again.
+    assert.deepEqual((await call(tokenD, c, 'release')).json(), { outcome: 'released' });
+    let held = await port.claim(['generation'], 'adapter');
+    while (held && held.job.subjectId !== id) held = await port.claim(['generation'], 'adapter');
+    assert.ok(held, 'the released job is claimed again');
+    const files = port.files(held);
+    await files.upload('output.mp4', m.video, 'video/mp4');
+    await files.upload('preview.mp4', m.video, 'video/mp4');
+    await assert.rejects(files.upload('extra.mp4', m.video, 'video/mp4'), (err: unknown) => {
+      assert.ok(err instanceof JobFailure, String(err));
+      assert.equal(err.failureKind, 'permanent');
+      assert.match(String(err.detail), /uploaded its 2 outputs already/);
+      return true;
+    });
+    assert.equal(
+      await port.fail(held, new JobFailure({ code: 'job_failed', message: 'x' }, 'permanent')),
+      'failed',
+    );
+  });
+
+  test("a result's figures are measured from its output: false figures are neither stored nor billed", async () => {
+    const tokenE = (await tokens.create('e')).token;
+    const id = await generate();
+    const c = await claimOwn(tokenE, id);
+    const upload = await put(tokenE, c, 'output.mp4', await readFile(m.video));
+    assert.equal(upload.statusCode, 201, upload.body);
+    const outputKey = upload.json().key as string;
+    const audioUpload = await put(tokenE, c, 'preview.mp4', await readFile(m.audioShort), 'audio/wav');
+    assert.equal(audioUpload.statusCode, 201, audioUpload.body);
+
+    // An output without video cannot be a generation's.
+    const noVideo = await call(tokenE, c, 'complete', {
+      result: {
+        outputKey: audioUpload.json().key,
+        watermarkedKey: null,
+        outputDuration: 1.5,
+        fps: 25,
+        quality: {},
+      },
+    });
+    assert.equal(noVideo.json().outcome, 'rejected', noVideo.body);
+    assert.match(noVideo.json().reason, /holds no video/);
+
+    const again = await claimOwn(tokenE, id);
+    const real = await put(tokenE, again, 'output.mp4', await readFile(m.video));
+    assert.equal(real.statusCode, 201, real.body);
+    const done = await call(tokenE, again, 'complete', {
+      result: {
+        outputKey: real.json().key,
+        watermarkedKey: null,
+        outputDuration: 9999,
+        fps: 999,
+        quality: { width: 1, height: 1, fps: 999, engine: 'remote' },
+      },
+    });
+    assert.deepEqual(done.json(), { outcome: 'completed' }, done.body);
+    assert.notEqual(real.json().key, outputKey);
+
+    const facts = await probeFile(m.video);
+    const g = await generation(id);
+    assert.equal(g.status, 'COMPLETED');
+    assert.ok(
+      Math.abs(g.outputDuration - facts.duration) < 0.01,
+      `stored ${g.outputDuration}, file ${facts.duration}`,
+    );
+    const row = await t.services.store.generations.findAny(id);
+    assert.deepEqual(
+      {
+        width: row?.quality?.width,
+        height: row?.quality?.height,
+        fps: row?.quality?.fps,
+        engine: row?.quality?.engine,
+      },
+      { width: 256, height: 256, fps: 25, engine: 'remote' },
+    );
+    const usage = await t.services.store.db.kysely
+      .selectFrom('usage_records')
+      .selectAll()
+      .where('generation_id', '=', id)
+      .execute();
+    assert.equal(usage.length, 1);
+    assert.ok(Math.abs(Number(usage[0]!.seconds) - facts.duration) < 0.01, `billed ${usage[0]!.seconds} s`);
+    assert.equal(Number(usage[0]!.frames), Math.ceil(facts.duration * 25 - 1e-9));
+    assert.ok(Number(usage[0]!.cost) > 0, 'priced at the measured figures (false ones priced it at nothing)');
   });
 });

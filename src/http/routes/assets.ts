@@ -144,14 +144,19 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     {
       schema: {
         tags,
-        summary: "The organization's newest asset with this SHA-256 (and type), or null",
+        summary: 'The newest asset with this SHA-256 (and type) stored with this API key, or null',
         querystring: UploadedAssetQuery,
         response: { 200: UploadedAssetSchema, ...errorResponses(400, 401) },
       },
     },
     async (req) => {
-      const { organization } = requireAuth(req);
-      const a = await services.assets.findUploaded(organization.id, req.query.contentSha256, req.query.type);
+      const { organization, key } = requireAuth(req);
+      const a = await services.assets.findUploaded(
+        organization.id,
+        key.id,
+        req.query.contentSha256,
+        req.query.type,
+      );
       return { asset: a ? assetView(a, await services.assets.url(a)) : null } as never;
     },
   );

@@ -1,6 +1,7 @@
 // Probes. /health: the database answers (kept as it was). /healthz: the process is up (liveness).
 // /readyz: the process can serve traffic now (readiness): the database and the blob store answer, and
-// the server is listening and not shutting down; otherwise 503 naming the failed checks.
+// the server is listening and not shutting down (draining after SIGTERM, or closing); otherwise 503
+// naming the failed checks.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../services/container.js';
@@ -103,7 +104,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       config: { auth: false },
       schema: {
         tags: ['health'],
-        summary: 'Readiness: the database and blob store answer, and the server is not shutting down.',
+        summary:
+          'Readiness: the database and blob store answer, and the server is not shutting down (draining included).',
         security: [],
         response: {
           200: Type.Object({
@@ -114,7 +116,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       },
     },
     async (_request, reply) => {
-      const r = await readiness(services, app.server, () => closing);
+      const r = await readiness(services, app.server, () => closing || services.drain.draining);
       // A shutting-down server waits for open connections: this answer does not keep one.
       if (r.checks.server === 'shutting_down') void reply.header('connection', 'close');
       if (!r.ready) {

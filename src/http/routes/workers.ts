@@ -61,6 +61,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     leaseMs: services.config.jobLeaseMs,
     tempDir: services.config.tempDir,
     publicUrl: services.config.publicUrl,
+    uploadMaxBytes: services.config.workerUploadMaxBytes,
   });
 
   // Outputs arrive as raw bodies of any media type, streamed to disk from request.raw (never buffered).
@@ -76,6 +77,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         message: 'Missing, invalid or revoked worker token.',
         suggestion: 'Send Authorization: Bearer <worker token> (lipsync worker-token create).',
       });
+    services.remoteWorkers.seen(w.id); // lipsync_remote_workers_connected
     return w;
   }
 
@@ -135,13 +137,16 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         if (!reply.raw.writableFinished) gone.abort();
       };
       reply.raw.once('close', onClose);
+      // The wait also ends when this instance starts draining: "no job", come back later (elsewhere).
+      const wait = services.drain.follow(gone.signal);
+      const claimed = services.remoteWorkers.claimOpened(w.id);
       try {
         const c = await gateway.claim(
           w,
           request.body.name ?? 'worker',
           request.body.kinds,
           (request.body.waitSeconds ?? CLAIM_WAIT_MAX_MS / 1000) * 1000,
-          gone.signal,
+          wait.signal,
         );
         if (c && gone.signal.aborted) {
           // The worker went away while its job was being claimed: hand the job straight back.
@@ -149,10 +154,15 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
           if (h) await gateway.release(h);
           return reply.code(204).send(null);
         }
-        if (!c) return reply.code(204).send(null);
+        if (!c) {
+          if (services.drain.draining) void reply.header('retry-after', '1');
+          return reply.code(204).send(null);
+        }
         return c as never;
       } finally {
         reply.raw.off('close', onClose);
+        wait.dispose();
+        claimed();
       }
     },
   );
@@ -214,18 +224,28 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       schema: {
         tags,
         security,
-        summary: 'Upload an output of this attempt (raw body; its Content-Type is kept)',
+        summary:
+          "Upload an output of this attempt (raw body; its Content-Type is kept); 413 past the plan's file size or the attempt's total",
         params: OutputParams,
         headers,
-        response: { 201: Type.Object({ key: Type.String() }), ...errorResponses(400, 401, 403) },
+        response: { 201: Type.Object({ key: Type.String() }), ...errorResponses(400, 401, 403, 413) },
       },
     },
     async (request, reply) => {
       const c = await held(request, request.params.id);
       if (!c) throw notHeld();
       const type = (request.headers['content-type'] ?? 'application/octet-stream').split(';')[0]!.trim();
-      const key = await gateway.upload(c, request.params.name, request.raw, type);
-      return reply.code(201).send({ key });
+      const length = request.headers['content-length'];
+      const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined;
+      try {
+        const key = await gateway.upload(c, request.params.name, request.raw, type, declared);
+        return reply.code(201).send({ key });
+      } catch (err) {
+        // A refusal before the body was read to its end closes the connection instead of draining it.
+        if (err instanceof AppError && !request.raw.complete)
+          err.extras.headers = { ...err.extras.headers, connection: 'close' };
+        throw err;
+      }
     },
   );
 

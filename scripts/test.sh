@@ -55,22 +55,38 @@ check lint "$bin/eslint" .
 check typecheck "$bin/tsc" -p tsconfig.json --noEmit
 check build npm run --silent build
 
+# Two independent passes side by side (the CI machine has two cores; each pass runs its files one at
+# a time): the first streams its report, the second's is kept in a file and printed when both are done,
+# so the log reads pass by pass.
+side_by_side() {
+  local first_label=$1 second_label=$2 second_log
+  second_log=$(mktemp "${TMPDIR:-/tmp}/lipsync-test-log.XXXXXX")
+  shift 2
+  local first=() second=() in_second=0 a
+  for a in "$@"; do
+    if [ "$a" = "--" ]; then in_second=1; elif [ $in_second = 1 ]; then second+=("$a"); else first+=("$a"); fi
+  done
+  tests "$second_label" "${second[@]}" >"$second_log" 2>&1 &
+  local pid=$!
+  tests "$first_label" "${first[@]}"
+  wait "$pid"
+  cat "$second_log"
+  rm -f "$second_log"
+}
+
 tests "unit" node scripts/run-tests.mjs unit
-tests "integration (sqlite)" TEST_DATABASE=sqlite node scripts/run-tests.mjs integration
 if [ "${LIPSYNC_TEST_SKIP_POSTGRES:-}" = "1" ]; then
   echo
-  echo "=== integration (postgres): SKIPPED because LIPSYNC_TEST_SKIP_POSTGRES=1"
+  echo "=== integration (postgres) and e2e (postgres, s3): SKIPPED because LIPSYNC_TEST_SKIP_POSTGRES=1"
+  tests "integration (sqlite)" TEST_DATABASE=sqlite node scripts/run-tests.mjs integration
+  tests "e2e (sqlite, local)" TEST_DATABASE=sqlite TEST_STORAGE=local node scripts/run-tests.mjs e2e
 else
-  tests "integration (postgres)" TEST_DATABASE=postgres DATABASE_URL="$TEST_DATABASE_URL" \
-    node scripts/run-tests.mjs integration
-fi
-tests "e2e (sqlite, local)" TEST_DATABASE=sqlite TEST_STORAGE=local node scripts/run-tests.mjs e2e
-if [ "${LIPSYNC_TEST_SKIP_POSTGRES:-}" = "1" ]; then
-  echo
-  echo "=== e2e (postgres, s3): SKIPPED because LIPSYNC_TEST_SKIP_POSTGRES=1"
-else
-  tests "e2e (postgres, s3)" TEST_DATABASE=postgres TEST_STORAGE=s3 DATABASE_URL="$TEST_DATABASE_URL" \
-    node scripts/run-tests.mjs e2e
+  side_by_side "integration (sqlite)" "integration (postgres)" \
+    TEST_DATABASE=sqlite node scripts/run-tests.mjs integration -- \
+    TEST_DATABASE=postgres DATABASE_URL="$TEST_DATABASE_URL" node scripts/run-tests.mjs integration
+  side_by_side "e2e (sqlite, local)" "e2e (postgres, s3)" \
+    TEST_DATABASE=sqlite TEST_STORAGE=local node scripts/run-tests.mjs e2e -- \
+    TEST_DATABASE=postgres TEST_STORAGE=s3 DATABASE_URL="$TEST_DATABASE_URL" node scripts/run-tests.mjs e2e
 fi
 
 node - "$results" "$((SECONDS - started))" <<'EOF'

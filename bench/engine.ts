@@ -4,6 +4,7 @@
 // through Node), to show what the engine itself adds.
 //
 //   node --import tsx bench/engine.ts [--quick] [--rounds=N] [--seconds=S] [--cases=a,b] [--in-thread]
+//                                     [--mesh-every-frame]
 //
 // Cases: face (a 590x590 fixture face clip), 720p (a face clip scaled and padded to 1280x720),
 // portrait (the 1080x1920 HEVC fixture scaled to 720x1280), hevc1080 (the same at its own size),
@@ -110,6 +111,8 @@ const seconds = Number(option('seconds') ?? (quick ? 2 : 4));
 const only = option('cases')?.split(',');
 // --in-thread: track faces on the main thread (engine setting trackerThread: false), for comparison.
 const inThread = process.argv.includes('--in-thread');
+// --mesh-every-frame: FaceMesh on every frame (engine setting interpolateLandmarks: false), for comparison.
+const meshEveryFrame = process.argv.includes('--mesh-every-frame');
 
 function median(v: number[]): number {
   const s = [...v].sort((a, b) => a - b);
@@ -141,7 +144,7 @@ async function main(): Promise<void> {
     64,
     64,
     { fps: 25 },
-    { detections: 0, multiFaceFrames: 0, lost: 0 },
+    { detections: 0, multiFaceFrames: 0, lost: 0, interpolated: 0 },
   ));
   console.log(
     `model load ${((performance.now() - t0) / 1000).toFixed(2)} s (here and on the tracking thread, once per process, not counted below)`,
@@ -266,7 +269,10 @@ async function main(): Promise<void> {
               audioPath: audio,
               activeSpans: null,
               options: normaliseOptions(c.activeSpeaker ? { active_speaker: true } : {}, 'lipsync-2'),
-              settings: inThread ? { trackerThread: false } : {},
+              settings: {
+                ...(inThread ? { trackerThread: false } : {}),
+                ...(meshEveryFrame ? { interpolateLandmarks: false } : {}),
+              },
               signal: new AbortController().signal,
               scene,
             });

@@ -2,6 +2,7 @@
 // recording"):
 //   node --import tsx scripts/articulation-eval.ts [--clips face_1,face_3] [--sentence A|B]
 //        [--conditions loudness,text,alignment,recognition,noisy-loudness,noisy-vad] [--noise music] [--json]
+//        [--engine-settings '{"interpolateLandmarks":false}']
 // A sentence is synthesized by the local provider (festival's own phone times are the truth), then
 // played as a plain recording: nothing of the timeline goes to the engine unless the condition says so.
 //   loudness        the mouth from loudness alone (no voice activity, no phonemes): the old path;
@@ -67,8 +68,11 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
     // Per p, b, m of the true timeline: the opening above the clip's shut level at its middle frame.
     detail: { type: 'boolean', default: false },
+    // Engine settings as JSON, e.g. '{"interpolateLandmarks":false}' (to compare a setting's effect).
+    'engine-settings': { type: 'string', default: '{}' },
   },
 });
+const engineSettings = JSON.parse(values['engine-settings']) as Record<string, unknown>;
 
 const dir = await makeTempDir('articulation-eval');
 const text = SENTENCES[values.sentence] ?? values.sentence;
@@ -155,6 +159,7 @@ for (const clip of values.clips.split(',')) {
       videoFilter: `fps=${fps}`,
       articulation: a,
       visemes,
+      settings: engineSettings,
     });
     const measured = await measureMouth(out);
     // Sync against the clean speech: what the mouth should follow, whatever the background.

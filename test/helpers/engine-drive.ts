@@ -29,6 +29,8 @@ export interface DriveSpec {
   videoFilter?: string;
   articulation?: Articulation | null;
   visemes?: VisemeResult | null;
+  /** Engine settings (e.g. `{ interpolateLandmarks: false }`). */
+  settings?: Readonly<Record<string, unknown>>;
 }
 
 /** Runs the engine over the clip; the output video (with the conformed audio) and the engine's report. */
@@ -69,7 +71,7 @@ export async function driveEngine(spec: DriveSpec): Promise<{ out: string; repor
     speech: a?.speech ?? null,
     visemes: spec.visemes ?? null,
     options: normaliseOptions({}, 'lipsync-2'),
-    settings: {},
+    settings: spec.settings ?? {},
     signal: new AbortController().signal,
   };
   const run = new CpuEngine().start(job);

@@ -3,11 +3,16 @@
 // frame's landmarks (no detector while tracking). Landmarks are smoothed with a One-Euro filter whose
 // speeds are measured in face sizes, so a still face is steady and a talking mouth is not delayed.
 // Several faces: the largest, unless active-speaker hints say which one.
+//
+// FaceMesh is the largest cost per frame, so `trackPair` meshes only the second of two frames while
+// the face holds still: when no landmark moved more than a small fraction of the eye distance
+// between the frames around the first one, the first takes the midpoint of its neighbours'
+// landmarks (docs/engine.md, "Interpolated landmarks"). Any larger motion meshes both.
 import type { ActiveSpeakerHint } from '../../domain/generation-request.js';
 import type { DetectedFace, FaceModels } from './face-models.js';
 import { MESH_INPUT, MESH_POINTS } from './face-models.js';
 import { cropRotated, downscale, type RgbImage } from './image-ops.js';
-import { interocular, rollAngle } from './landmarks.js';
+import { interocular, LIPS, rollAngle } from './landmarks.js';
 import { OneEuroFilter } from './one-euro.js';
 
 export interface FaceObservation {
@@ -42,6 +47,42 @@ export interface FaceTrackerOptions {
   detectSize?: number;
   /** Per frame, the box of the face to follow as found by active-speaker detection (undefined: no choice). */
   speakerBoxes?: readonly (Box | undefined)[] | null;
+  /**
+   * Let `trackPair` take a frame's landmarks from its neighbours while the face holds still (default
+   * true; false meshes every frame).
+   */
+  interpolate?: boolean;
+}
+
+/**
+ * Largest landmark motion (in eye distances) between the two meshed frames around an interpolated
+ * one: on the lips, and anywhere on the face. A pause or slow speech stays under these; fast lip
+ * motion and head turns do not. Chosen so that the interpolated lips stay within about 1.3x
+ * FaceMesh's own frame-to-frame jitter (docs/engine.md, "Interpolated landmarks").
+ */
+export const STILL_LIPS = 0.05;
+export const STILL_FACE = 0.075;
+
+const LIP_POINTS: readonly number[] = [...new Set(Object.values(LIPS).flat())];
+
+/**
+ * Whether the face held still between two sets of landmarks (frame pixels), judged against the eye
+ * distance `scale`: the most any lip point moved, and the most any point moved.
+ */
+export function heldStill(a: Float32Array, b: Float32Array, scale: number): boolean {
+  const lipLimit = (STILL_LIPS * scale) ** 2;
+  for (const i of LIP_POINTS) {
+    const dx = a[2 * i] - b[2 * i];
+    const dy = a[2 * i + 1] - b[2 * i + 1];
+    if (dx * dx + dy * dy > lipLimit) return false;
+  }
+  const faceLimit = (STILL_FACE * scale) ** 2;
+  for (let i = 0; i < a.length; i += 2) {
+    const dx = a[i] - b[i];
+    const dy = a[i + 1] - b[i + 1];
+    if (dx * dx + dy * dy > faceLimit) return false;
+  }
+  return true;
 }
 
 export interface Crop {
@@ -77,8 +118,14 @@ export class FaceTracker {
   private readonly minScore: number;
   private readonly smooth: boolean;
   private readonly detectSize: number;
-  /** How many detector runs and how many frames saw more than one face (for the report). */
-  readonly stats = { detections: 0, multiFaceFrames: 0, lost: 0 };
+  private readonly interpolate: boolean;
+  /** Raw landmarks and score of the previous frame when FaceMesh measured them and the track goes on. */
+  private previous: { raw: Float32Array; score: number } | null = null;
+  /**
+   * Detector runs, frames that saw more than one face, tracks lost, and frames whose landmarks were
+   * interpolated instead of meshed (for the report).
+   */
+  readonly stats = { detections: 0, multiFaceFrames: 0, lost: 0, interpolated: 0 };
 
   constructor(
     private readonly models: FaceModels,
@@ -90,6 +137,55 @@ export class FaceTracker {
     this.minScore = opts.minScore ?? 0.5;
     this.smooth = opts.smooth ?? true;
     this.detectSize = opts.detectSize ?? 512;
+    this.interpolate = opts.interpolate ?? true;
+  }
+
+  /**
+   * Whether `trackPair` could spare FaceMesh on the next frame: a face is tracked, FaceMesh measured
+   * the frame before, and no active-speaker hint covers the next two frames (hints may switch faces).
+   * A caller that holds the next frame back until the one after it arrives asks this first.
+   */
+  canInterpolateNext(): boolean {
+    const next = this.frameIndex + 1;
+    return (
+      this.interpolate &&
+      this.crop !== null &&
+      this.previous !== null &&
+      this.hintBox(next) === undefined &&
+      this.hintBox(next + 1) === undefined
+    );
+  }
+
+  /**
+   * Landmarks of the next two frames. When the face held still around the first, FaceMesh runs on the
+   * second only and the first gets the midpoint of its neighbours' raw landmarks; otherwise both are
+   * tracked as by `track`.
+   */
+  async trackPair(
+    first: Uint8Array,
+    second: Uint8Array,
+  ): Promise<[FaceObservation | null, FaceObservation | null]> {
+    if (!this.canInterpolateNext()) return [await this.track(first), await this.track(second)];
+    const before = this.previous as { raw: Float32Array; score: number };
+    const crop = this.crop as Crop;
+    const img: RgbImage = { data: second, width: this.width, height: this.height };
+    const after = await this.mesh(img, crop);
+    if (!after) return [await this.track(first), await this.track(second)];
+    if (!heldStill(before.raw, after.points, interocular(before.raw))) {
+      // It moved: the first frame is meshed too. The second keeps the landmarks just measured when
+      // its crop would have been nearly the same (FaceMesh framed it well), else it is meshed again.
+      const a = await this.track(first);
+      if (a && !a.fresh && this.crop && similarCrops(crop, this.crop)) {
+        return [a, this.accept(++this.frameIndex, after.points, after.score, false)];
+      }
+      return [a, await this.track(second)];
+    }
+    const mid = new Float32Array(before.raw.length);
+    for (let i = 0; i < mid.length; i++) mid[i] = (before.raw[i] + after.points[i]) / 2;
+    this.stats.interpolated++;
+    const a = this.accept(++this.frameIndex, mid, Math.min(before.score, after.score), false);
+    const b = this.accept(++this.frameIndex, after.points, after.score, false);
+    return [a, b];
   }
 
   /** Landmarks of the followed face in the next frame of the stream, or null when there is none. */
@@ -136,8 +232,14 @@ export class FaceTracker {
       return null;
     }
 
-    const raw = result.points;
+    return this.accept(index, result.points, result.score, fresh);
+  }
+
+  /** Takes a frame's raw landmarks: the next crop, the smoothed points and the observation. */
+  private accept(index: number, raw: Float32Array, score: number, fresh: boolean): FaceObservation {
     this.crop = this.nextCrop(raw);
+    // A copy: the observation's arrays may be transferred to another thread.
+    this.previous = { raw: Float32Array.from(raw), score };
     const points = Float32Array.from(raw);
     const scale = interocular(raw);
     if (fresh) this.filter.reset();
@@ -147,7 +249,7 @@ export class FaceTracker {
       frame: index,
       points,
       raw,
-      score: result.score,
+      score,
       box,
       size: Math.max(box[2], box[3]),
       scale,
@@ -157,6 +259,7 @@ export class FaceTracker {
 
   private drop(): void {
     this.crop = null;
+    this.previous = null;
     this.filter.reset();
   }
 
@@ -234,6 +337,16 @@ export class FaceTracker {
   private bounds(p: Float32Array): Box {
     return landmarkBounds(p);
   }
+}
+
+/** Two crops that frame the face nearly alike: centres within 4% of the size, sizes within 4%, roll within 0.04 rad. */
+export function similarCrops(a: Crop, b: Crop): boolean {
+  const size = Math.max(a.size, b.size);
+  return (
+    Math.hypot(a.cx - b.cx, a.cy - b.cy) <= 0.04 * size &&
+    Math.abs(a.size - b.size) <= 0.04 * size &&
+    Math.abs(a.angle - b.angle) <= 0.04
+  );
 }
 
 function scaleFace(f: DetectedFace, k: number): DetectedFace {

@@ -8,7 +8,8 @@
 // Settings (engine registry): maxOpening (0.2..0.9, default 0.5: the widest opening as a fraction of
 // the mouth's width), searchEvery (frames between detector runs while no face is tracked, default 3),
 // detectSize (longest side given to the detector, default 512), trackerThread (false: track faces on
-// the calling thread instead of a worker thread).
+// the calling thread instead of a worker thread), interpolateLandmarks (false: FaceMesh on every frame,
+// not only on every other one while the face holds still).
 import {
   wantsSpeakerScan,
   type EngineJob,
@@ -138,8 +139,9 @@ export class CpuEngine implements LipsyncEngine {
         speakerBoxes: plan?.boxes ?? null,
         searchEvery: num(job.settings, 'searchEvery', 1, 100),
         detectSize: num(job.settings, 'detectSize', 128, 4096),
+        interpolate: job.settings.interpolateLandmarks !== false,
       };
-      const stats: TrackerStats = { detections: 0, multiFaceFrames: 0, lost: 0 };
+      const stats: TrackerStats = { detections: 0, multiFaceFrames: 0, lost: 0, interpolated: 0 };
       trackerStats = stats;
       const source = prefetch(job.frames, 2);
       const tracked =
@@ -244,6 +246,8 @@ export class CpuEngine implements LipsyncEngine {
             agreement === null || Number.isNaN(agreement) ? null : Math.round(agreement * 1000) / 1000,
           speechLevelDb: mouth ? Math.round(mouth.speechLevelDb * 10) / 10 : null,
           detections: trackerStats?.detections ?? 0,
+          // Frames whose landmarks were interpolated instead of measured by FaceMesh (a still face).
+          landmarksInterpolated: trackerStats?.interpolated ?? 0,
           ...(speaker ? { activeSpeaker: speaker } : {}),
           warnings: w,
         };

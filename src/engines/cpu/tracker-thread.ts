@@ -16,7 +16,10 @@ export interface TrackedFrame {
 
 export type TrackerStats = FaceTracker['stats'];
 
-/** Frames sent to the worker before the first result is awaited. */
+/**
+ * Frames sent to the worker before the first result is awaited: at least 2, since the worker may hold
+ * a frame back until the next one arrives (FaceTracker.trackPair).
+ */
 const IN_FLIGHT = 3;
 const IDLE_CLOSE_MS = 60_000;
 
@@ -30,8 +33,23 @@ export async function* trackInProcess(
   stats: TrackerStats,
 ): AsyncGenerator<TrackedFrame> {
   const tracker = new FaceTracker(models, width, height, opts);
+  // As on the worker: a frame that may be interpolated waits for the next one (FaceTracker.trackPair).
+  let held: Buffer | null = null;
   try {
-    for await (const frame of frames) yield { frame, obs: await tracker.track(frame) };
+    for await (const frame of frames) {
+      if (held) {
+        const first = held;
+        held = null;
+        const [a, b] = await tracker.trackPair(first, frame);
+        yield { frame: first, obs: a };
+        yield { frame, obs: b };
+      } else if (tracker.canInterpolateNext()) {
+        held = frame;
+      } else {
+        yield { frame, obs: await tracker.track(frame) };
+      }
+    }
+    if (held) yield { frame: held, obs: await tracker.track(held) };
   } finally {
     Object.assign(stats, tracker.stats);
   }
@@ -169,6 +187,8 @@ export async function* trackInWorker(
       worker.postMessage({ type: 'frame', seq: n });
       if (queue.length >= IN_FLIGHT) yield await (queue.shift() as Promise<TrackedFrame>);
     }
+    // The worker may hold the last frame back for a pair that will not come.
+    worker.postMessage({ type: 'flush' });
     while (queue.length > 0) yield await (queue.shift() as Promise<TrackedFrame>);
     if (failure) throw failure;
     const final = new Promise<TrackerStats>((resolve, reject) => (statsWaiter = { resolve, reject }));

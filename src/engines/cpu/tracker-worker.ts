@@ -4,7 +4,7 @@
 // order (tracking depends on the previous frame).
 import { parentPort } from 'node:worker_threads';
 import { faceModels, type FaceModels } from './face-models.js';
-import { FaceTracker, type FaceTrackerOptions } from './face-tracker.js';
+import { FaceTracker, type FaceObservation, type FaceTrackerOptions } from './face-tracker.js';
 
 type Request =
   | {
@@ -16,6 +16,8 @@ type Request =
       slots: number;
     }
   | { type: 'frame'; seq: number }
+  /** No frame follows: a frame held back for a pair is tracked alone. */
+  | { type: 'flush' }
   | { type: 'end' };
 
 const port = parentPort;
@@ -24,6 +26,12 @@ if (!port) throw new Error('tracker-worker runs as a worker thread');
 let models: FaceModels | null = null;
 let tracker: FaceTracker | null = null;
 let slots: Uint8Array[] = [];
+/**
+ * A frame held back until the next one arrives, so that the two are tracked as a pair (FaceMesh may
+ * then run on the second only). The caller keeps its slot untouched until it is answered: it sends
+ * the next frame before it waits for this one.
+ */
+let held: number | null = null;
 let chain: Promise<void> = Promise.resolve();
 
 async function handle(m: Request): Promise<void> {
@@ -34,20 +42,48 @@ async function handle(m: Request): Promise<void> {
     slots = Array.from({ length: m.slots }, (_, k) => new Uint8Array(shared, k * size, size));
   } else if (m.type === 'frame') {
     if (!tracker) throw new Error('frame before start');
-    // The slot is the caller's until this frame's answer is posted (tracking reads it synchronously
-    // or within this await; nothing keeps a reference afterwards).
-    const obs = await tracker.track(slots[m.seq % slots.length]);
-    const transfer: ArrayBuffer[] = [];
-    if (obs) transfer.push(obs.points.buffer as ArrayBuffer, obs.raw.buffer as ArrayBuffer);
-    port?.postMessage({ type: 'tracked', seq: m.seq, obs }, transfer);
+    // A slot is the caller's again once its frame's answer is posted (tracking reads it within the
+    // await; nothing keeps a reference afterwards).
+    if (held !== null) {
+      const first = held;
+      held = null;
+      const [a, b] = await tracker.trackPair(slotOf(first), slotOf(m.seq));
+      answer(first, a);
+      answer(m.seq, b);
+    } else if (tracker.canInterpolateNext()) {
+      held = m.seq;
+    } else {
+      answer(m.seq, await tracker.track(slotOf(m.seq)));
+    }
+  } else if (m.type === 'flush') {
+    await flush();
   } else {
+    await flush();
     port?.postMessage({
       type: 'stats',
-      stats: tracker?.stats ?? { detections: 0, multiFaceFrames: 0, lost: 0 },
+      stats: tracker?.stats ?? { detections: 0, multiFaceFrames: 0, lost: 0, interpolated: 0 },
     });
     tracker = null;
     slots = [];
+    held = null;
   }
+}
+
+function slotOf(seq: number): Uint8Array {
+  return slots[seq % slots.length];
+}
+
+function answer(seq: number, obs: FaceObservation | null): void {
+  const transfer: ArrayBuffer[] = [];
+  if (obs) transfer.push(obs.points.buffer as ArrayBuffer, obs.raw.buffer as ArrayBuffer);
+  port?.postMessage({ type: 'tracked', seq, obs }, transfer);
+}
+
+async function flush(): Promise<void> {
+  if (held === null || !tracker) return;
+  const seq = held;
+  held = null;
+  answer(seq, await tracker.track(slotOf(seq)));
 }
 
 faceModels().then(

@@ -43,10 +43,19 @@ function metricsRoute(app: FastifyInstance, metrics: Metrics, token: string | nu
 export function registerMetrics(app: FastifyInstance, services: Services): void {
   const { metrics, config } = services;
 
-  app.addHook('onResponse', async (request, reply) => {
+  // A callback hook, not an async one: it runs on every response, and a promise per hook costs.
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url;
-    if (route === METRICS_PATH) return; // scrapes are not traffic
-    metrics.httpRequest(request.method, route ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000);
+    // Scrapes are not traffic.
+    if (route !== METRICS_PATH) {
+      metrics.httpRequest(
+        request.method,
+        route ?? UNMATCHED_ROUTE,
+        reply.statusCode,
+        reply.elapsedTime / 1000,
+      );
+    }
+    done();
   });
 
   metricsRoute(app, metrics, config.metricsToken);

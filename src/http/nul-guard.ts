@@ -47,9 +47,50 @@ export function assertNoNul(request: FastifyRequest): void {
 }
 
 /**
+ * True when value holds no NUL and that is plain without walking it: nothing, a primitive, or an
+ * object of primitives only (path parameters and most query strings). It allocates nothing. False
+ * means "look closer" (findNul decides), not "holds NUL".
+ */
+export function plainlyFreeOfNul(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (typeof value === 'string') return !value.includes('\u0000');
+  if (typeof value !== 'object') return true;
+  if (Buffer.isBuffer(value)) return true; // findNul does not look into buffers either
+  if (Array.isArray(value)) return false;
+  for (const k in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, k)) continue;
+    if (k.includes('\u0000')) return false;
+    const v = (value as Record<string, unknown>)[k];
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) return false;
+    } else if (v !== null && typeof v === 'object') {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
  * preHandler, not preValidation: route-level preValidation hooks run after the global ones, and
  * POST /v2/generate builds its multipart body in one; by preHandler every body is in place.
+ * A callback hook, not an async one: it runs on every request, and a promise per hook costs.
  */
 export function registerNulGuard(app: FastifyInstance): void {
-  app.addHook('preHandler', async (request) => assertNoNul(request));
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (
+      plainlyFreeOfNul(request.params) &&
+      plainlyFreeOfNul(request.query) &&
+      plainlyFreeOfNul(request.body)
+    ) {
+      done();
+      return;
+    }
+    try {
+      assertNoNul(request);
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    done();
+  });
 }

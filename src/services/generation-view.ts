@@ -13,6 +13,8 @@ export interface GenerationViewOptions {
  * parse as a URL is returned as it is.
  */
 export function withoutUserinfo(url: string): string {
+  // Userinfo ends at an '@': without one there is none, and parsing the URL would change nothing.
+  if (!url.includes('@')) return url;
   let u: URL;
   try {
     u = new URL(url);

@@ -20,6 +20,8 @@ const UPLOAD_SIGNATURE_VERSION = 'lipsync-upload-v1';
 const CONTENT_TYPE_RE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(?:\s*;\s*[\x21-\x7e ]*)?$/;
 export const MAX_CONTENT_TYPE_LENGTH = 200;
 const MAX_FILE_NAME_LENGTH = 255;
+/** How many URLs signed within one second are kept for the rest of that second. */
+const SIGNED_URL_CACHE_SIZE = 1000;
 
 export type SignatureCheck = 'valid' | 'invalid' | 'expired';
 
@@ -49,6 +51,9 @@ export function isUploadContentType(type: string): boolean {
 
 export class UrlSigner {
   private readonly secret: Buffer;
+  /** URLs signed within the second signedSecond, by expiry, key and file name (sign()). */
+  private readonly signed = new Map<string, string>();
+  private signedSecond = Number.NaN;
 
   constructor(
     secret: string | Buffer,
@@ -59,15 +64,31 @@ export class UrlSigner {
     if (this.secret.length < 32) throw new Error('the URL signing secret must be at least 32 bytes');
   }
 
-  /** The absolute signed URL of key. */
+  /**
+   * The absolute signed URL of key. A URL is a function of (key, file name, expiry second) alone, and
+   * the expiry moves on with the clock's second: the URLs signed within the current second are kept
+   * (at most SIGNED_URL_CACHE_SIZE), so that a generation read many times a second is signed once.
+   * Every answer is the URL that signing anew would give.
+   */
   sign(key: string, opts: { expiresInSeconds?: number; fileName?: string } = {}): string {
     const validity = opts.expiresInSeconds ?? DEFAULT_URL_VALIDITY_SECONDS;
     if (!Number.isFinite(validity) || validity <= 0) throw new Error('expiresInSeconds must be positive');
-    const expires = Math.floor(this.now() / 1000) + Math.ceil(validity);
+    const second = Math.floor(this.now() / 1000);
+    const expires = second + Math.ceil(validity);
+    if (second !== this.signedSecond || this.signed.size >= SIGNED_URL_CACHE_SIZE) {
+      this.signed.clear();
+      this.signedSecond = second;
+    }
+    // Unambiguous: the key's length comes first; '=' marks a file name (none and '' differ).
+    const cacheKey = `${expires} ${key.length} ${key}${opts.fileName === undefined ? '' : `=${opts.fileName}`}`;
+    const cached = this.signed.get(cacheKey);
+    if (cached !== undefined) return cached;
     const name = opts.fileName !== undefined ? cleanFileName(opts.fileName) : undefined;
     const params = new URLSearchParams({ expires: String(expires), sig: this.mac(key, expires, name) });
     if (name !== undefined) params.set('name', name);
-    return `${this.publicUrl}/v2/files/${key}?${params.toString()}`;
+    const url = `${this.publicUrl}/v2/files/${key}?${params.toString()}`;
+    this.signed.set(cacheKey, url);
+    return url;
   }
 
   /**

@@ -31,6 +31,7 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
     pool.on('connect', preparesHotQueries);
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    pgPools.set(kysely, pool);
     return {
       kysely,
       dialect: 'postgres',
@@ -99,8 +100,17 @@ function preparesHotQueries(client: pg.PoolClient): void {
   };
 }
 
+/** A raw row as better-sqlite3 would give it as an object: keys in column order, a later duplicate wins. */
+function rowObject(columns: readonly string[], values: readonly unknown[]): Record<string, unknown> {
+  const row: Record<string, unknown> = {};
+  for (let i = 0; i < columns.length; i++) row[columns[i]!] = values[i];
+  return row;
+}
+
 /** The better-sqlite3 handle under each SQLite Kysely instance (compileOnce runs on it directly). */
 const sqliteHandles = new WeakMap<Kysely<Database>, SQLite.Database>();
+/** The pg pool under each PostgreSQL Kysely instance (compileOnce runs on it directly). */
+const pgPools = new WeakMap<Kysely<Database>, pg.Pool>();
 
 export interface CompiledOnce<P extends string, R> {
   /** Runs the query with these parameter values, on the database or inside a transaction. */
@@ -117,6 +127,10 @@ export interface CompiledOnce<P extends string, R> {
  * handle: it is synchronous, so it cannot interleave with another query, and Kysely's connection lock
  * and result plumbing are skipped. While a Kysely transaction holds the connection (it spans awaits)
  * the run goes through Kysely and waits its turn, so it never reads that transaction's uncommitted rows.
+ * On PostgreSQL, outside a transaction, it runs on a connection of the pool as the named prepared
+ * statement, without Kysely's connection provider and result layers (docs/benchmarks.md, issue 15);
+ * the rows are the ones Kysely would return. Inside a transaction it goes through Kysely on the
+ * transaction's connection.
  */
 export function compileOnce<P extends string, R>(
   db: Kysely<Database>,
@@ -136,7 +150,9 @@ export function compileOnce<P extends string, R>(
   const name = `hot_${createHash('sha1').update(compiled.sql).digest('hex').slice(0, 16)}`;
   hotStatements.set(compiled.sql, name);
   const handle = sqliteHandles.get(db);
+  const pool = pgPools.get(db);
   let direct: SQLite.Statement | undefined;
+  let columns: readonly string[] = [];
   return {
     run: async (target, values) => {
       const parameters = compiled.parameters.map((v, i) => {
@@ -144,8 +160,18 @@ export function compileOnce<P extends string, R>(
         return slot === undefined ? v : values[slot];
       });
       if (handle !== undefined && target === db && !handle.inTransaction) {
-        direct ??= handle.prepare(compiled.sql);
-        return direct.all(...parameters) as R[];
+        if (direct === undefined) {
+          // Rows as arrays, made objects here: better-sqlite3 builds a wide row object (the key +
+          // organization + generation join has 47 columns) slower than this loop does.
+          direct = handle.prepare(compiled.sql).raw(true);
+          columns = direct.columns().map((c) => c.name);
+        }
+        return (direct.all(...parameters) as unknown[][]).map((values) => rowObject(columns, values) as R);
+      }
+      if (pool !== undefined && target === db) {
+        // Outside a transaction: a connection of the pool, as Kysely would take, without its layers.
+        const res = await pool.query({ name, text: compiled.sql, values: parameters });
+        return res.rows as R[];
       }
       const res = await target.executeQuery<R>({ ...compiled, parameters });
       return res.rows;

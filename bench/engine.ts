@@ -4,7 +4,7 @@
 // through Node), to show what the engine itself adds.
 //
 //   node --import tsx bench/engine.ts [--quick] [--rounds=N] [--seconds=S] [--cases=a,b] [--in-thread]
-//                                     [--mesh-every-frame]
+//                                     [--mesh-every-frame] [--rgb24]
 //
 // Cases: face (a 590x590 fixture face clip), 720p (a face clip scaled and padded to 1280x720),
 // portrait (the 1080x1920 HEVC fixture scaled to 720x1280), hevc1080 (the same at its own size),
@@ -19,7 +19,7 @@ import { trackInWorker } from '../src/engines/cpu/tracker-thread.js';
 import { normaliseOptions } from '../src/domain/generation-request.js';
 import { DEFAULT_H264, aacArgs, h264Args } from '../src/media/encoding.js';
 import { runFfmpeg } from '../src/media/ffmpeg.js';
-import { decodeFrames, encodeFrames } from '../src/media/frames.js';
+import { decodeFrames, encodeFrames, type PixelFormat } from '../src/media/frames.js';
 import { makeTempDir, removeTempDir } from '../src/media/tempdir.js';
 import { sceneSize } from '../src/media/scene.js';
 import type { EngineScene } from '../src/engines/engine.js';
@@ -113,6 +113,8 @@ const only = option('cases')?.split(',');
 const inThread = process.argv.includes('--in-thread');
 // --mesh-every-frame: FaceMesh on every frame (engine setting interpolateLandmarks: false), for comparison.
 const meshEveryFrame = process.argv.includes('--mesh-every-frame');
+// --rgb24: rgb24 frames through the pipes (as before issue 15) instead of yuv420p, as the pipeline sends.
+const pixelFormat: PixelFormat = process.argv.includes('--rgb24') ? 'rgb24' : 'yuv420p';
 
 function median(v: number[]): number {
   const s = [...v].sort((a, b) => a - b);
@@ -131,7 +133,8 @@ async function main(): Promise<void> {
   console.log(
     `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load ${os.loadavg()[0].toFixed(2)}, ` +
       `${seconds} s per clip, ${rounds} round(s), x264 ${DEFAULT_H264.preset} crf ${DEFAULT_H264.crf}, ` +
-      `face tracking ${inThread ? 'on the main thread' : 'on a worker thread'}`,
+      `face tracking ${inThread ? 'on the main thread' : 'on a worker thread'}, ${pixelFormat} frames, ` +
+      `FaceMesh ${meshEveryFrame ? 'on every frame' : 'spared where the face holds still'}`,
   );
   const t0 = performance.now();
   await faceModels();
@@ -187,8 +190,9 @@ async function main(): Promise<void> {
       ]);
       const out = join(dir, `${c.name}.mp4`);
       const src = source(c);
-      const decode = (width = c.width, height = c.height) =>
+      const decode = (width = c.width, height = c.height, format: PixelFormat = pixelFormat) =>
         decodeFrames({
+          pixelFormat: format,
           inputArgs: src.inputArgs,
           filterComplex: {
             graph:
@@ -208,7 +212,7 @@ async function main(): Promise<void> {
             width: sceneW,
             height: sceneH,
             downscale: c.width / sceneW,
-            frames: () => decode(sceneW, sceneH),
+            frames: () => decode(sceneW, sceneH, 'rgb24'),
             sourceAudio: async () => {
               await runFfmpeg(['-i', c.video, '-vn', '-ac', '1', '-ar', '16000', sourceAudio]);
               return sourceAudio;
@@ -219,6 +223,7 @@ async function main(): Promise<void> {
       const encodeSpec = {
         width: c.width,
         height: c.height,
+        pixelFormat,
         fps: String(c.fps),
         outputPath: out,
         format: 'mp4' as const,
@@ -262,6 +267,7 @@ async function main(): Promise<void> {
           await timed(async () => {
             const run = new CpuEngine().start({
               frames: decode(),
+              pixelFormat,
               width: c.width,
               height: c.height,
               fps: c.fps,

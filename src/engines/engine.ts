@@ -1,6 +1,7 @@
 // The engine interface (DESIGN.md): decoded frames of the conformed video + the conformed audio in,
 // frames out, streaming, so memory stays flat however long the video is.
 import type { NormalisedOptions } from '../domain/generation-request.js';
+import type { PixelFormat } from '../media/frames.js';
 import type { TimedPhoneme } from '../speech/types.js';
 import type { VisemeResult } from '../speech/viseme-model.js';
 
@@ -16,8 +17,10 @@ export interface TimeSpan {
 }
 
 export interface EngineJob {
-  /** rgb24 frames, width*height*3 bytes each, in order. */
+  /** Raw frames in `pixelFormat`, in order; the engine yields the same format. */
   readonly frames: AsyncIterable<Buffer>;
+  /** rgb24 (default) or, for an engine that lists it in `pixelFormats`, yuv420p. */
+  readonly pixelFormat?: PixelFormat;
   readonly width: number;
   readonly height: number;
   readonly fps: number;
@@ -92,5 +95,7 @@ export interface LipsyncEngine {
   readonly id: string;
   /** True when the engine leaves every frame unchanged: the pipeline then skips decoding entirely. */
   readonly passthrough: boolean;
+  /** The frame formats it takes besides rgb24 (the pipeline prefers yuv420p: no colour conversions). */
+  readonly pixelFormats?: readonly PixelFormat[];
   start(job: EngineJob): EngineRun;
 }

@@ -5,6 +5,7 @@ import type { EngineJob, EngineRun, LipsyncEngine } from './engine.js';
 export class PassthroughEngine implements LipsyncEngine {
   readonly id = 'passthrough';
   readonly passthrough = true;
+  readonly pixelFormats = ['yuv420p'] as const;
 
   start(job: EngineJob): EngineRun {
     let n = 0;

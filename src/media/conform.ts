@@ -26,7 +26,7 @@ import {
   type OutputFormat,
 } from './encoding.js';
 import { runFfmpeg } from './ffmpeg.js';
-import { decodeFrames, type DecodeSpec } from './frames.js';
+import { decodeFrames, type DecodeSpec, type PixelFormat } from './frames.js';
 import { withTempDir } from './tempdir.js';
 
 export interface ConformOptions {
@@ -178,10 +178,18 @@ export async function prepareConform(
   return { plan, audioPath, video: { inputArgs, graph: `[0:v:0]${videoChain(plan)}[vout]`, output: 'vout' } };
 }
 
-/** The conformed picture as rgb24 frames (exactly plan.frameCount of them) for the engine stage. */
+/**
+ * The conformed picture as raw frames (exactly plan.frameCount of them, rgb24 unless `pixelFormat`
+ * says otherwise) for the engine stage.
+ */
 export function conformedFrames(
   prepared: PreparedConform,
-  opts: { signal?: AbortSignal; timeoutMs?: number; size?: { width: number; height: number } } = {},
+  opts: {
+    signal?: AbortSignal;
+    timeoutMs?: number;
+    size?: { width: number; height: number };
+    pixelFormat?: PixelFormat;
+  } = {},
 ) {
   const { plan, video } = prepared;
   const size = opts.size ?? { width: plan.width, height: plan.height };
@@ -194,6 +202,7 @@ export function conformedFrames(
     filterComplex: { graph, output: video.output },
     width: size.width,
     height: size.height,
+    pixelFormat: opts.pixelFormat,
     maxFrames: plan.frameCount,
   };
   return decodeFrames(spec, opts);

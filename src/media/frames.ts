@@ -1,5 +1,6 @@
-// Raw frame streams for the engine stage: ffmpeg decodes to rgb24 frames on stdout and encodes rgb24
-// frames from stdin. Both honour backpressure (a slow consumer pauses ffmpeg through the pipe), so
+// Raw frame streams for the engine stage: ffmpeg decodes to raw frames on stdout and encodes raw
+// frames from stdin, rgb24 by default or yuv420p (the codecs' own format: no colour conversion in
+// ffmpeg, half the bytes; an engine that takes it converts only what it draws on). Both honour backpressure (a slow consumer pauses ffmpeg through the pipe), so
 // memory stays flat however long the video is.
 import { pipeline } from 'node:stream/promises';
 import {
@@ -15,7 +16,11 @@ import { MediaProcessError, startFfmpeg } from './ffmpeg.js';
 export interface FrameSize {
   width: number;
   height: number;
+  /** rgb24 (default; 3 bytes per pixel) or yuv420p (planar, 1.5 bytes per pixel; even sizes only). */
+  pixelFormat?: PixelFormat;
 }
+
+export type PixelFormat = 'rgb24' | 'yuv420p';
 
 export interface DecodeSpec extends FrameSize {
   /** Input options and inputs, e.g. ['-i', path] or ['-ss', '2', '-i', path]. */
@@ -34,6 +39,12 @@ export interface StreamOptions {
 }
 
 export function frameBytes(size: FrameSize): number {
+  if (size.pixelFormat === 'yuv420p') {
+    if (size.width % 2 !== 0 || size.height % 2 !== 0) {
+      throw new RangeError('yuv420p frames need an even width and height');
+    }
+    return size.width * size.height * 1.5;
+  }
   return size.width * size.height * 3;
 }
 
@@ -46,13 +57,13 @@ function decodeArgs(spec: DecodeSpec): string[] {
     if (spec.videoFilter) args.push('-vf', spec.videoFilter);
   }
   if (spec.maxFrames !== undefined) args.push('-frames:v', String(spec.maxFrames));
-  args.push('-an', '-sn', '-dn', '-f', 'rawvideo', '-pix_fmt', 'rgb24');
+  args.push('-an', '-sn', '-dn', '-f', 'rawvideo', '-pix_fmt', spec.pixelFormat ?? 'rgb24');
   args.push('-s', `${spec.width}x${spec.height}`, 'pipe:1');
   return args;
 }
 
 /**
- * Decodes video to rgb24 frames of exactly width*height*3 bytes each. Stopping the iteration early
+ * Decodes video to raw frames of exactly frameBytes(spec) bytes each. Stopping the iteration early
  * (break, throw) kills ffmpeg; the generator returns only after the process has exited.
  */
 export async function* decodeFrames(spec: DecodeSpec, opts: StreamOptions = {}): AsyncGenerator<Buffer> {
@@ -109,7 +120,7 @@ export interface EncodeResult {
 }
 
 /**
- * Encodes rgb24 frames (each exactly width*height*3 bytes) plus an optional audio file into an
+ * Encodes raw frames (each exactly frameBytes(spec) bytes) plus an optional audio file into an
  * h264/AAC file. Writing waits for the pipe to drain, so a fast producer is paced by the encoder.
  */
 export async function encodeFrames(
@@ -118,7 +129,8 @@ export async function encodeFrames(
   opts: StreamOptions & { onFrames?: (written: number) => void } = {},
 ): Promise<EncodeResult> {
   const size = frameBytes(spec);
-  const args = ['-y', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${spec.width}x${spec.height}`];
+  const pixelFormat = spec.pixelFormat ?? 'rgb24';
+  const args = ['-y', '-f', 'rawvideo', '-pix_fmt', pixelFormat, '-s', `${spec.width}x${spec.height}`];
   args.push('-framerate', spec.fps, '-i', 'pipe:0');
   if (spec.audioPath) args.push('-i', spec.audioPath);
   args.push('-map', '0:v:0');

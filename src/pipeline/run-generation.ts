@@ -162,8 +162,14 @@ export async function runGeneration(
         // Active-speaker detection looks at the whole video once before drawing: it gets the
         // first part of the engine's share of the progress.
         const scanShare = wantsSpeakerScan(req.options) ? 0.3 : 0;
+        // yuv420p through the pipes when the engine takes it (x264 needs even sizes anyway).
+        const pixelFormat =
+          binding.engine.pixelFormats?.includes('yuv420p') && plan.width % 2 === 0 && plan.height % 2 === 0
+            ? ('yuv420p' as const)
+            : ('rgb24' as const);
         const run = binding.engine.start({
-          frames: conformedFrames(prepared, { signal: ctx.signal }),
+          frames: conformedFrames(prepared, { signal: ctx.signal, pixelFormat }),
+          pixelFormat,
           width: plan.width,
           height: plan.height,
           fps: plan.fps,
@@ -193,6 +199,7 @@ export async function runGeneration(
           {
             width: plan.width,
             height: plan.height,
+            pixelFormat,
             fps: plan.fpsText,
             outputPath: out,
             format,

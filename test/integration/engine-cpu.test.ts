@@ -18,7 +18,7 @@ import {
 } from '../../src/engines/cpu/quality.js';
 import { EngineRegistry } from '../../src/engines/registry.js';
 import { runFfmpeg } from '../../src/media/ffmpeg.js';
-import { decodeFrames, encodeFrames } from '../../src/media/frames.js';
+import { decodeFrames, encodeFrames, type PixelFormat } from '../../src/media/frames.js';
 import { makeTempDir, removeTempDir } from '../../src/media/tempdir.js';
 import { meanDiff } from '../helpers/frames.js';
 import { fixture } from '../helpers/paths.js';
@@ -48,9 +48,20 @@ async function conformAudio(input: string[], out: string): Promise<void> {
   ]);
 }
 
-async function runEngine(audioPath: string, outPath: string): Promise<EngineReport> {
+async function runEngine(
+  audioPath: string,
+  outPath: string,
+  pixelFormat: PixelFormat = 'rgb24',
+): Promise<EngineReport> {
   const run = new CpuEngine().start({
-    frames: decodeFrames({ inputArgs: ['-i', VIDEO], width: SIZE, height: SIZE, maxFrames: FRAMES }),
+    frames: decodeFrames({
+      inputArgs: ['-i', VIDEO],
+      width: SIZE,
+      height: SIZE,
+      pixelFormat,
+      maxFrames: FRAMES,
+    }),
+    pixelFormat,
     width: SIZE,
     height: SIZE,
     fps: FPS,
@@ -64,6 +75,7 @@ async function runEngine(audioPath: string, outPath: string): Promise<EngineRepo
   const res = await encodeFrames(run.frames, {
     width: SIZE,
     height: SIZE,
+    pixelFormat,
     fps: String(FPS),
     outputPath: outPath,
     format: 'mp4',
@@ -86,10 +98,16 @@ async function engineFrames(
   height: number,
   frames: number,
   audioPath: string,
-  extra: { activeSpans?: { start: number; end: number }[] | null; options?: Record<string, unknown> } = {},
+  extra: {
+    activeSpans?: { start: number; end: number }[] | null;
+    options?: Record<string, unknown>;
+    pixelFormat?: PixelFormat;
+  } = {},
 ): Promise<{ out: Buffer[]; report: EngineReport }> {
+  const pixelFormat = extra.pixelFormat;
   const run = new CpuEngine().start({
-    frames: decodeFrames({ ...decode, width, height, maxFrames: frames }),
+    frames: decodeFrames({ ...decode, width, height, pixelFormat, maxFrames: frames }),
+    pixelFormat,
     width,
     height,
     fps: FPS,
@@ -105,9 +123,15 @@ async function engineFrames(
   return { out, report: run.report() };
 }
 
-async function inputFrames(decode: Decode, width: number, height: number, frames: number): Promise<Buffer[]> {
+async function inputFrames(
+  decode: Decode,
+  width: number,
+  height: number,
+  frames: number,
+  pixelFormat?: PixelFormat,
+): Promise<Buffer[]> {
   const all: Buffer[] = [];
-  for await (const f of decodeFrames({ ...decode, width, height, maxFrames: frames }))
+  for await (const f of decodeFrames({ ...decode, width, height, pixelFormat, maxFrames: frames }))
     all.push(Buffer.from(f));
   return all;
 }
@@ -146,33 +170,35 @@ describe('CPU engine on a fixture face clip', { timeout: 600_000 }, () => {
     assert.equal(b.engine.passthrough, false);
   });
 
-  it('moves the mouth with a different speech and leaves the rest of the picture alone', async (t) => {
-    const out = join(dir, 'speech.mp4');
-    const report = await runEngine(speech, out);
-    assert.equal(report.engine, 'cpu');
-    assert.equal(report.framesTotal, FRAMES);
-    assert.equal(report.framesWithFace, FRAMES);
-    assert.ok((report.medianFaceSize as number) > 100);
-    assert.ok(
-      (report.mouthAudioCorrelation as number) > 0.6,
-      `engine agreement ${report.mouthAudioCorrelation}`,
-    );
+  for (const pixelFormat of ['rgb24', 'yuv420p'] as const) {
+    it(`moves the mouth with a different speech and leaves the rest of the picture alone (${pixelFormat} frames)`, async (t) => {
+      const out = join(dir, `speech-${pixelFormat}.mp4`);
+      const report = await runEngine(speech, out, pixelFormat);
+      assert.equal(report.engine, 'cpu');
+      assert.equal(report.framesTotal, FRAMES);
+      assert.equal(report.framesWithFace, FRAMES);
+      assert.ok((report.medianFaceSize as number) > 100);
+      assert.ok(
+        (report.mouthAudioCorrelation as number) > 0.6,
+        `engine agreement ${report.mouthAudioCorrelation}`,
+      );
 
-    const measured = await measureMouth(out);
-    const db = await loudnessPerFrame(speech, FPS, measured.opening.length);
-    const sync = syncScore(measured.opening, db);
-    const own = syncScore(source.opening, await loudnessPerFrame(VIDEO, FPS, source.opening.length));
-    const psnr = await psnrOutsideLowerFace(out, VIDEO, measured);
-    t.diagnostic(
-      `sync ${sync.score.toFixed(3)} (lag ${sync.lag}); source with its own audio ${own.score.toFixed(3)}`,
-    );
-    t.diagnostic(`PSNR outside the lower face ${psnr.psnr.toFixed(2)} dB over ${psnr.frames} frames`);
-    assert.equal(sync.framesWithFace, FRAMES);
-    assert.ok(sync.score > 0.5, `sync score ${sync.score}`);
-    assert.ok(sync.score > own.score, `sync ${sync.score} vs the source's own ${own.score}`);
-    assert.ok(psnr.psnr >= 35, `PSNR ${psnr.psnr}`);
-    assert.equal(psnr.frames, FRAMES);
-  });
+      const measured = await measureMouth(out);
+      const db = await loudnessPerFrame(speech, FPS, measured.opening.length);
+      const sync = syncScore(measured.opening, db);
+      const own = syncScore(source.opening, await loudnessPerFrame(VIDEO, FPS, source.opening.length));
+      const psnr = await psnrOutsideLowerFace(out, VIDEO, measured);
+      t.diagnostic(
+        `sync ${sync.score.toFixed(3)} (lag ${sync.lag}); source with its own audio ${own.score.toFixed(3)}`,
+      );
+      t.diagnostic(`PSNR outside the lower face ${psnr.psnr.toFixed(2)} dB over ${psnr.frames} frames`);
+      assert.equal(sync.framesWithFace, FRAMES);
+      assert.ok(sync.score > 0.5, `sync score ${sync.score}`);
+      assert.ok(sync.score > own.score, `sync ${sync.score} vs the source's own ${own.score}`);
+      assert.ok(psnr.psnr >= 35, `PSNR ${psnr.psnr}`);
+      assert.equal(psnr.frames, FRAMES);
+    });
+  }
 
   it('passes frames without a face through untouched', async () => {
     const decode = { inputArgs: ['-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25'] };
@@ -184,19 +210,23 @@ describe('CPU engine on a fixture face clip', { timeout: 600_000 }, () => {
     out.forEach((f, i) => assert.ok(f.equals(ref[i]), `frame ${i} changed`));
   });
 
-  it('re-draws only inside the active spans', async () => {
-    const frames = 40;
-    const decode = { inputArgs: ['-i', VIDEO] };
-    const { out, report } = await engineFrames(decode, SIZE, SIZE, frames, speech, {
-      activeSpans: [{ start: 0, end: 0.8 }],
+  for (const pixelFormat of ['rgb24', 'yuv420p'] as const) {
+    it(`re-draws only inside the active spans (${pixelFormat} frames)`, async () => {
+      const frames = 40;
+      const decode = { inputArgs: ['-i', VIDEO] };
+      const { out, report } = await engineFrames(decode, SIZE, SIZE, frames, speech, {
+        activeSpans: [{ start: 0, end: 0.8 }],
+        pixelFormat,
+      });
+      const ref = await inputFrames(decode, SIZE, SIZE, frames, pixelFormat);
+      assert.equal(report.framesWithFace, frames);
+      // 0.8 s = 20 frames: the re-drawn mouth fades out over the last frames of the span, then nothing changes.
+      for (let i = 20; i < frames; i++)
+        assert.ok(out[i].equals(ref[i]), `frame ${i} changed outside the span`);
+      const changed = out.slice(0, 20).filter((f, i) => !f.equals(ref[i])).length;
+      assert.ok(changed >= 12, `${changed} frames re-drawn inside the span`);
     });
-    const ref = await inputFrames(decode, SIZE, SIZE, frames);
-    assert.equal(report.framesWithFace, frames);
-    // 0.8 s = 20 frames: the re-drawn mouth fades out over the last frames of the span, then nothing changes.
-    for (let i = 20; i < frames; i++) assert.ok(out[i].equals(ref[i]), `frame ${i} changed outside the span`);
-    const changed = out.slice(0, 20).filter((f, i) => !f.equals(ref[i])).length;
-    assert.ok(changed >= 12, `${changed} frames re-drawn inside the span`);
-  });
+  }
 
   it('animates the largest face, or the one an active-speaker hint points at', async () => {
     // Two faces side by side: face_3 large on the left (x < 360), face_5 small on the right.

@@ -11,9 +11,11 @@
 import type { ActiveSpeakerHint } from '../../domain/generation-request.js';
 import type { DetectedFace, FaceModels } from './face-models.js';
 import { MESH_INPUT, MESH_POINTS } from './face-models.js';
-import { cropRotated, downscale, type RgbImage } from './image-ops.js';
+import { cropRotated, cropRotatedYuvLarge, downscale, type RgbImage } from './image-ops.js';
 import { interocular, LIPS, rollAngle } from './landmarks.js';
 import { OneEuroFilter } from './one-euro.js';
+import { clamped, yuvToRgb, type Rect } from './yuv.js';
+import type { PixelFormat } from '../../media/frames.js';
 
 export interface FaceObservation {
   /** Index of the frame in the stream. */
@@ -52,6 +54,8 @@ export interface FaceTrackerOptions {
    * true; false meshes every frame).
    */
   interpolate?: boolean;
+  /** The frames' format (default rgb24); yuv420p is converted only where the models look. */
+  pixelFormat?: PixelFormat;
 }
 
 /**
@@ -119,6 +123,8 @@ export class FaceTracker {
   private readonly smooth: boolean;
   private readonly detectSize: number;
   private readonly interpolate: boolean;
+  /** rgb24 pixels of the parts of yuv420p frames that FaceMesh and the detector look at. */
+  private canvas: Uint8Array | null = null;
   /** Raw landmarks and score of the previous frame when FaceMesh measured them and the track goes on. */
   private previous: { raw: Float32Array; score: number } | null = null;
   /**
@@ -168,8 +174,7 @@ export class FaceTracker {
     if (!this.canInterpolateNext()) return [await this.track(first), await this.track(second)];
     const before = this.previous as { raw: Float32Array; score: number };
     const crop = this.crop as Crop;
-    const img: RgbImage = { data: second, width: this.width, height: this.height };
-    const after = await this.mesh(img, crop);
+    const after = await this.mesh(second, crop);
     if (!after) return [await this.track(first), await this.track(second)];
     if (!heldStill(before.raw, after.points, interocular(before.raw))) {
       // It moved: the first frame is meshed too. The second keeps the landmarks just measured when
@@ -191,7 +196,6 @@ export class FaceTracker {
   /** Landmarks of the followed face in the next frame of the stream, or null when there is none. */
   async track(frame: Uint8Array): Promise<FaceObservation | null> {
     const index = ++this.frameIndex;
-    const img: RgbImage = { data: frame, width: this.width, height: this.height };
     const hintBox = this.hintBox(index);
     if (hintBox === null) {
       // The hints say nobody speaks in this frame.
@@ -208,23 +212,23 @@ export class FaceTracker {
     if (!this.crop) {
       if (index - this.lastSearch < this.searchEvery) return null;
       this.lastSearch = index;
-      const face = await this.detect(img, hintBox);
+      const face = await this.detect(frame, hintBox);
       if (!face) return null;
       this.crop = face;
       fresh = true;
     }
 
-    let result = await this.mesh(img, this.crop);
+    let result = await this.mesh(frame, this.crop);
     if (!result && !fresh) {
       // Lost while tracking: one immediate detection before giving up on this frame.
       this.stats.lost++;
       this.drop();
       this.lastSearch = index;
-      const face = await this.detect(img, hintBox);
+      const face = await this.detect(frame, hintBox);
       if (face) {
         fresh = true;
         this.crop = face;
-        result = await this.mesh(img, face);
+        result = await this.mesh(frame, face);
       }
     }
     if (!result) {
@@ -282,9 +286,9 @@ export class FaceTracker {
     return [c.cx - s / 2, c.cy - s / 2, s, s];
   }
 
-  private async detect(img: RgbImage, hintBox: Box | undefined): Promise<Crop | null> {
+  private async detect(frame: Uint8Array, hintBox: Box | undefined): Promise<Crop | null> {
     this.stats.detections++;
-    const faces = await detectFaces(this.models, img, this.detectSize);
+    const faces = await detectFaces(this.models, this.rgb(frame, null), this.detectSize);
     if (faces.length === 0) return null;
     if (faces.length > 1) this.stats.multiFaceFrames++;
     const chosen = this.choose(faces, hintBox);
@@ -326,8 +330,29 @@ export class FaceTracker {
     return faces.reduce((a, b) => (area(b) > area(a) ? b : a));
   }
 
-  private mesh(img: RgbImage, c: Crop): Promise<{ points: Float32Array; score: number } | null> {
+  private mesh(frame: Uint8Array, c: Crop): Promise<{ points: Float32Array; score: number } | null> {
+    if (this.opts.pixelFormat === 'yuv420p' && c.size / MESH_INPUT > 2) {
+      // A large crop reads a fraction of its footprint's pixels: converted where they are read.
+      const { width, height } = this;
+      cropRotatedYuvLarge(frame, width, height, c.cx, c.cy, c.size, c.angle, MESH_INPUT, this.cropBuffer);
+      return meshOnCrop(this.models, null, c, this.cropBuffer, this.minScore);
+    }
+    // The crop's footprint: a square of side c.size turned by c.angle, and a pixel for the taps.
+    const half = (c.size / 2) * (Math.abs(Math.cos(c.angle)) + Math.abs(Math.sin(c.angle))) + 2;
+    const img = this.rgb(frame, { x0: c.cx - half, y0: c.cy - half, x1: c.cx + half, y1: c.cy + half });
     return meshOnCrop(this.models, img, c, this.cropBuffer, this.minScore);
+  }
+
+  /**
+   * The frame as an rgb24 image. A yuv420p frame is converted into the tracker's canvas, only within
+   * `rect` (null: all of it); the image is valid there only.
+   */
+  private rgb(frame: Uint8Array, rect: Rect | null): RgbImage {
+    const { width, height } = this;
+    if (this.opts.pixelFormat !== 'yuv420p') return { data: frame, width, height };
+    this.canvas ??= new Uint8Array(width * height * 3);
+    yuvToRgb(frame, width, height, clamped(this.canvas), rect ?? { x0: 0, y0: 0, x1: width, y1: height });
+    return { data: this.canvas, width, height };
   }
 
   private nextCrop(p: Float32Array): Crop {
@@ -392,13 +417,14 @@ export function cropFromDetection(face: DetectedFace): Crop {
 /** FaceMesh landmarks (frame pixels) on a rotated crop, or null when its confidence is below minScore. */
 export async function meshOnCrop(
   models: FaceModels,
-  img: RgbImage,
+  img: RgbImage | null,
   c: Crop,
   buffer: Float32Array,
   minScore: number,
 ): Promise<{ points: Float32Array; score: number } | null> {
   if (c.size < 16) return null;
-  cropRotated(img, c.cx, c.cy, c.size, c.angle, MESH_INPUT, buffer);
+  // No image: `buffer` already holds the crop.
+  if (img) cropRotated(img, c.cx, c.cy, c.size, c.angle, MESH_INPUT, buffer);
   const out = await models.landmarks(buffer);
   if (!(out.score >= minScore)) return null;
   const points = new Float32Array(MESH_POINTS * 2);

@@ -1,5 +1,6 @@
 // Small pixel helpers over rgb24 buffers (width*height*3 bytes, row-major): a box downscale for the
 // detector and a rotated, scaled crop into the FaceMesh input. Tight loops over typed arrays only.
+import { clamp8 } from './yuv.js';
 
 export interface RgbImage {
   data: Uint8Array;
@@ -152,4 +153,65 @@ export function cropRotated(
     }
   }
   return res;
+}
+
+/**
+ * `cropRotated` of a yuv420p frame when the crop is more than twice the output: the same four taps
+ * per output pixel, each converted to RGB where it is read (converting the whole footprint first
+ * would convert several times the pixels the taps read). Smaller crops convert their footprint into
+ * an rgb24 canvas and use `cropRotated` (see FaceTracker).
+ */
+export function cropRotatedYuvLarge(
+  yuv: Uint8Array,
+  width: number,
+  height: number,
+  cx: number,
+  cy: number,
+  size: number,
+  angle: number,
+  out: number,
+  dest: Float32Array,
+): Float32Array {
+  const cos = Math.cos(angle);
+  const sin = Math.sin(angle);
+  const step = size / out;
+  const ax = cos * step;
+  const ay = sin * step;
+  const bx = -sin * step;
+  const by = cos * step;
+  const ox = cx - (size / 2) * (cos - sin) + (ax + bx) / 2 - 0.5;
+  const oy = cy - (size / 2) * (sin + cos) + (ay + by) / 2 - 0.5;
+  const taps = [0.25 * (ax + bx), 0.25 * (ay + by), -0.25 * (ax + bx), -0.25 * (ay + by)];
+  taps.push(0.25 * (ax - bx), 0.25 * (ay - by), -0.25 * (ax - bx), -0.25 * (ay - by));
+  const cw = width >> 1;
+  const uPlane = width * height;
+  const vPlane = uPlane + cw * (height >> 1);
+  const k = 1 / (255 * 4);
+  for (let v = 0; v < out; v++) {
+    let x = ox + v * bx;
+    let y = oy + v * by;
+    let o = v * out * 3;
+    for (let u = 0; u < out; u++, x += ax, y += ay, o += 3) {
+      let r = 0;
+      let g = 0;
+      let b = 0;
+      for (let t = 0; t < 8; t += 2) {
+        const xi = Math.floor(x + taps[t] + 0.5);
+        const yi = Math.floor(y + taps[t + 1] + 0.5);
+        if (xi < 0 || yi < 0 || xi >= width || yi >= height) continue;
+        // The same arithmetic and clamping as yuvToRgb into a canvas.
+        const c = 298 * (yuv[yi * width + xi] - 16) + 128;
+        const ci = (yi >> 1) * cw + (xi >> 1);
+        const d = yuv[uPlane + ci] - 128;
+        const e = yuv[vPlane + ci] - 128;
+        r += clamp8((c + 409 * e) >> 8);
+        g += clamp8((c - 100 * d - 208 * e) >> 8);
+        b += clamp8((c + 516 * d) >> 8);
+      }
+      dest[o] = r * k;
+      dest[o + 1] = g * k;
+      dest[o + 2] = b * k;
+    }
+  }
+  return dest;
 }

@@ -23,7 +23,7 @@ import { PHONEME_SHAPE_RANGE } from './phoneme-mouth.js';
 import { planMouth } from './articulated-mouth.js';
 import { faceModels, meshLayout } from './face-models.js';
 import type { FaceTrackerOptions } from './face-tracker.js';
-import { mouthDown } from './landmarks.js';
+import { mouthDown, OUTER_LIP_POLYGON } from './landmarks.js';
 import { LipRefiner } from './lip-refine.js';
 import { MouthRig, buildTopology, type MouthParams, type Pads } from './mouth-rig.js';
 import { MouthInterior, warpInPlace } from './mouth-warp.js';
@@ -32,6 +32,7 @@ import { changeWeights } from './active-speaker.js';
 import { planSpeaker, type SpeakerReport } from './speaker-scan.js';
 import { trackInProcess, trackInWorker, type TrackerStats } from './tracker-thread.js';
 import { pearson } from './stats.js';
+import { clamped, rgbToYuv, yuvToRgb, type Rect } from './yuv.js';
 
 /** Frames over which the re-drawn mouth fades in and out at the edges of active spans. */
 const SPAN_RAMP_FRAMES = 4;
@@ -45,6 +46,25 @@ function num(
   const v = settings[key];
   if (typeof v !== 'number' || !Number.isFinite(v)) return undefined;
   return Math.min(hi, Math.max(lo, v));
+}
+
+/**
+ * What lip refinement and the interior's learning read: the lips' box and 0.4 eye distances around it
+ * (refinement searches up to 0.3 from the lips).
+ */
+function lipsRegion(points: Float32Array, scale: number): Rect {
+  let x0 = Infinity;
+  let y0 = Infinity;
+  let x1 = -Infinity;
+  let y1 = -Infinity;
+  for (const i of OUTER_LIP_POLYGON) {
+    x0 = Math.min(x0, points[2 * i]);
+    x1 = Math.max(x1, points[2 * i]);
+    y0 = Math.min(y0, points[2 * i + 1]);
+    y1 = Math.max(y1, points[2 * i + 1]);
+  }
+  const m = 0.4 * scale + 2;
+  return { x0: x0 - m, y0: y0 - m, x1: x1 + m, y1: y1 + m };
 }
 
 /** Weight (0..1) of the re-drawn mouth per frame: 1 inside the active spans, ramping at their edges. */
@@ -85,6 +105,7 @@ function median(values: number[]): number | null {
 export class CpuEngine implements LipsyncEngine {
   readonly id = 'cpu';
   readonly passthrough = false;
+  readonly pixelFormats = ['yuv420p'] as const;
 
   start(job: EngineJob): EngineRun {
     const { width, height, fps } = job;
@@ -138,6 +159,7 @@ export class CpuEngine implements LipsyncEngine {
         activeSpeaker: job.options.activeSpeaker,
         speakerBoxes: plan?.boxes ?? null,
         searchEvery: num(job.settings, 'searchEvery', 1, 100),
+        pixelFormat: job.pixelFormat,
         detectSize: num(job.settings, 'detectSize', 128, 4096),
         interpolate: job.settings.interpolateLandmarks !== false,
       };
@@ -155,6 +177,8 @@ export class CpuEngine implements LipsyncEngine {
       const closed: MouthParams = { open: 0, width: 0, round: 0 };
       // Source pixels of the re-drawn region (the frame itself is re-drawn in place).
       let scratch: Uint8Array | null = null;
+      // yuv420p frames: an rgb24 canvas of the frame's size, valid only where the face is.
+      const canvas = job.pixelFormat === 'yuv420p' ? new Uint8Array(width * height * 3) : null;
 
       for await (const { frame, obs } of tracked) {
         if (job.signal.aborted) throw job.signal.reason ?? new Error('aborted');
@@ -180,7 +204,14 @@ export class CpuEngine implements LipsyncEngine {
           rig.reset();
           refiner.reset();
         }
-        const points = refiner.refine(frame, width, height, obs.points, mouthDown(obs.points), obs.scale);
+        // The pixels the engine reads and draws on: the frame itself (rgb24), or the face's part of it
+        // converted into the canvas (yuv420p; the rest of the frame is never converted).
+        let image: Uint8Array = frame;
+        if (canvas) {
+          yuvToRgb(frame, width, height, clamped(canvas), lipsRegion(obs.points, obs.scale));
+          image = canvas;
+        }
+        const points = refiner.refine(image, width, height, obs.points, mouthDown(obs.points), obs.scale);
         const weight =
           (weights ? (t < weights.length ? weights[t] : 0) : 1) *
           (handover && t < handover.length ? handover[t] : 1);
@@ -189,13 +220,21 @@ export class CpuEngine implements LipsyncEngine {
             ? { open: mouth.open[t], width: mouth.width[t], round: mouth.round[t] }
             : closed;
         const geometry = rig.deform(points, params, weight);
-        interior.observe(frame, width, height, points, geometry.sourceGap, geometry.scale);
+        interior.observe(image, width, height, points, geometry.sourceGap, geometry.scale);
         if (weight <= 0) {
           yield frame;
           continue;
         }
-        scratch ??= new Uint8Array(frame.length);
-        warpInPlace(frame, scratch, width, height, geometry, interior.look());
+        scratch ??= new Uint8Array(image.length);
+        if (canvas) {
+          // The warp reads and writes within its bounds (+3 px): converted here, written back after.
+          const [x0, y0, x1, y1] = geometry.bounds;
+          yuvToRgb(frame, width, height, clamped(canvas), { x0: x0 - 4, y0: y0 - 4, x1: x1 + 4, y1: y1 + 4 });
+          warpInPlace(canvas, scratch, width, height, geometry, interior.look());
+          rgbToYuv(canvas, width, height, clamped(frame), { x0: x0 - 3, y0: y0 - 3, x1: x1 + 3, y1: y1 + 3 });
+        } else {
+          warpInPlace(frame, scratch, width, height, geometry, interior.look());
+        }
         framesRedrawn++;
         if (t < audio.db.length) {
           rendered.push(geometry.targetGap / geometry.scale);

@@ -6,6 +6,7 @@
 // threads, which V8 answered with a full mark-compact every few frames.) Workers are pooled: the
 // models load once per worker, not once per job; an idle worker is closed after a minute.
 import { Worker } from 'node:worker_threads';
+import { frameBytes } from '../../media/frames.js';
 import type { FaceModels } from './face-models.js';
 import { FaceTracker, type FaceObservation, type FaceTrackerOptions } from './face-tracker.js';
 
@@ -165,7 +166,7 @@ export async function* trackInWorker(
 
   try {
     await pooled.ready;
-    const frameSize = width * height * 3;
+    const frameSize = frameBytes({ width, height, pixelFormat: opts.pixelFormat });
     const shared = new SharedArrayBuffer(frameSize * SLOTS);
     const slots = Array.from({ length: SLOTS }, (_, k) => new Uint8Array(shared, k * frameSize, frameSize));
     worker.postMessage({ type: 'start', width, height, opts, shared, slots: SLOTS });

@@ -3,6 +3,7 @@
 // observation. Messages are handled strictly in
 // order (tracking depends on the previous frame).
 import { parentPort } from 'node:worker_threads';
+import { frameBytes } from '../../media/frames.js';
 import { faceModels, type FaceModels } from './face-models.js';
 import { FaceTracker, type FaceObservation, type FaceTrackerOptions } from './face-tracker.js';
 
@@ -37,7 +38,7 @@ let chain: Promise<void> = Promise.resolve();
 async function handle(m: Request): Promise<void> {
   if (m.type === 'start') {
     tracker = new FaceTracker(models as FaceModels, m.width, m.height, m.opts);
-    const size = m.width * m.height * 3;
+    const size = frameBytes({ width: m.width, height: m.height, pixelFormat: m.opts.pixelFormat });
     const { shared } = m;
     slots = Array.from({ length: m.slots }, (_, k) => new Uint8Array(shared, k * size, size));
   } else if (m.type === 'frame') {

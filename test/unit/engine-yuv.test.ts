@@ -1,0 +1,101 @@
+// test-database: none
+// yuv420p <-> rgb24 conversion of rectangles (src/engines/cpu/yuv.ts): only the rectangle (widened to
+// even corners) is touched, a round trip changes a pixel by at most a level or two, and known colours
+// convert to their BT.601 limited-range values.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { cropRotated, cropRotatedYuvLarge } from '../../src/engines/cpu/image-ops.js';
+import { clamped, evenRect, rgbToYuv, yuvFrameBytes, yuvToRgb } from '../../src/engines/cpu/yuv.js';
+
+const W = 8;
+const H = 6;
+
+function yuvFrame(fill: (x: number, y: number) => [number, number, number]): Uint8Array {
+  const f = new Uint8Array(yuvFrameBytes(W, H));
+  const u0 = W * H;
+  const v0 = u0 + (W / 2) * (H / 2);
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const [Y, U, V] = fill(x, y);
+      f[y * W + x] = Y;
+      f[u0 + (y >> 1) * (W / 2) + (x >> 1)] = U;
+      f[v0 + (y >> 1) * (W / 2) + (x >> 1)] = V;
+    }
+  }
+  return f;
+}
+
+describe('yuv420p rectangles', () => {
+  it('sizes a frame and widens rectangles to even corners inside the frame', () => {
+    assert.equal(yuvFrameBytes(W, H), 72);
+    assert.deepEqual(evenRect({ x0: 1.5, y0: -3, x1: 4.2, y1: 3 }, W, H), { x0: 0, y0: 0, x1: 6, y1: 4 });
+    assert.deepEqual(evenRect({ x0: 6, y0: 4, x1: 20, y1: 20 }, W, H), { x0: 6, y0: 4, x1: 8, y1: 6 });
+    assert.equal(evenRect({ x0: 9, y0: 0, x1: 12, y1: 2 }, W, H), null);
+  });
+
+  it('converts black, white and grey to their limited-range values and back', () => {
+    for (const [Y, rgb] of [
+      [16, 0],
+      [235, 255],
+      [126, 128],
+    ] as const) {
+      const f = yuvFrame(() => [Y, 128, 128]);
+      const canvas = new Uint8Array(W * H * 3);
+      yuvToRgb(f, W, H, clamped(canvas), { x0: 0, y0: 0, x1: W, y1: H });
+      assert.ok(
+        canvas.every((c) => Math.abs(c - rgb) <= 1),
+        `Y ${Y}: ${canvas.slice(0, 3).join(',')}`,
+      );
+      const back = new Uint8Array(f.length);
+      rgbToYuv(canvas, W, H, clamped(back), { x0: 0, y0: 0, x1: W, y1: H });
+      assert.ok(back.every((b, i) => Math.abs(b - f[i]) <= 1));
+    }
+  });
+
+  it('round-trips colours within two levels and leaves everything outside the rectangle alone', () => {
+    const f = yuvFrame((x, y) => [40 + 20 * x, 90 + 10 * y, 160 - 12 * x]);
+    const canvas = new Uint8Array(W * H * 3).fill(7);
+    const rect = { x0: 2, y0: 2, x1: 6, y1: 4 };
+    yuvToRgb(f, W, H, clamped(canvas), rect);
+    // Outside the rectangle the canvas is as it was.
+    for (let y = 0; y < H; y++) {
+      for (let x = 0; x < W; x++) {
+        const inside = x >= 2 && x < 6 && y >= 2 && y < 4;
+        if (!inside) assert.deepEqual([...canvas.subarray((y * W + x) * 3, (y * W + x) * 3 + 3)], [7, 7, 7]);
+      }
+    }
+    const back = Uint8Array.from(f);
+    // Scribble outside the rectangle of the canvas: it must not reach the frame.
+    canvas.fill(255, 0, 2 * W * 3);
+    rgbToYuv(canvas, W, H, clamped(back), rect);
+    let worst = 0;
+    for (let i = 0; i < f.length; i++) worst = Math.max(worst, Math.abs(back[i] - f[i]));
+    assert.ok(worst <= 2, `round trip moved a sample by ${worst}`);
+    // Rows 0-1 (outside) are unchanged exactly.
+    for (let i = 0; i < 2 * W; i++) assert.equal(back[i], f[i]);
+  });
+});
+
+describe('cropRotatedYuvLarge', () => {
+  it('reads a yuv420p frame exactly as cropRotated reads its rgb24 conversion', () => {
+    const w = 64;
+    const h = 48;
+    const f = new Uint8Array(yuvFrameBytes(w, h));
+    let seed = 7;
+    for (let i = 0; i < f.length; i++) {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      f[i] = 16 + ((seed >>> 24) % 224);
+    }
+    const canvas = new Uint8Array(w * h * 3);
+    yuvToRgb(f, w, h, clamped(canvas), { x0: 0, y0: 0, x1: w, y1: h });
+    // Crops larger than twice the output, one partly outside the frame.
+    for (const [cx, cy, size, angle] of [
+      [32, 24, 40, 0.3],
+      [10, 40, 50, -0.7],
+    ]) {
+      const want = cropRotated({ data: canvas, width: w, height: h }, cx, cy, size, angle, 12);
+      const got = cropRotatedYuvLarge(f, w, h, cx, cy, size, angle, 12, new Float32Array(12 * 12 * 3));
+      for (let i = 0; i < want.length; i++) assert.ok(Math.abs(want[i] - got[i]) < 1e-6, `sample ${i}`);
+    }
+  });
+});

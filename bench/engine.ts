@@ -4,7 +4,7 @@
 // through Node), to show what the engine itself adds.
 //
 //   node --import tsx bench/engine.ts [--quick] [--rounds=N] [--seconds=S] [--cases=a,b] [--in-thread]
-//                                     [--mesh-every-frame] [--rgb24]
+//                                     [--mesh-every-frame] [--rgb24 | --yuv420p]
 //
 // Cases: face (a 590x590 fixture face clip), 720p (a face clip scaled and padded to 1280x720),
 // portrait (the 1080x1920 HEVC fixture scaled to 720x1280), hevc1080 (the same at its own size),
@@ -113,8 +113,13 @@ const only = option('cases')?.split(',');
 const inThread = process.argv.includes('--in-thread');
 // --mesh-every-frame: FaceMesh on every frame (engine setting interpolateLandmarks: false), for comparison.
 const meshEveryFrame = process.argv.includes('--mesh-every-frame');
-// --rgb24: rgb24 frames through the pipes (as before issue 15) instead of yuv420p, as the pipeline sends.
-const pixelFormat: PixelFormat = process.argv.includes('--rgb24') ? 'rgb24' : 'yuv420p';
+// --rgb24 / --yuv420p: that frame format through the pipes, instead of the engine's own choice for the
+// size (CpuEngine.pixelFormatFor, as the pipeline asks it).
+const forcedFormat: PixelFormat | null = process.argv.includes('--rgb24')
+  ? 'rgb24'
+  : process.argv.includes('--yuv420p')
+    ? 'yuv420p'
+    : null;
 
 function median(v: number[]): number {
   const s = [...v].sort((a, b) => a - b);
@@ -133,7 +138,8 @@ async function main(): Promise<void> {
   console.log(
     `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load ${os.loadavg()[0].toFixed(2)}, ` +
       `${seconds} s per clip, ${rounds} round(s), x264 ${DEFAULT_H264.preset} crf ${DEFAULT_H264.crf}, ` +
-      `face tracking ${inThread ? 'on the main thread' : 'on a worker thread'}, ${pixelFormat} frames, ` +
+      `face tracking ${inThread ? 'on the main thread' : 'on a worker thread'}, ` +
+      `${forcedFormat ?? "the engine's choice of"} frames, ` +
       `FaceMesh ${meshEveryFrame ? 'on every frame' : 'spared where the face holds still'}`,
   );
   const t0 = performance.now();
@@ -190,6 +196,7 @@ async function main(): Promise<void> {
       ]);
       const out = join(dir, `${c.name}.mp4`);
       const src = source(c);
+      const pixelFormat = forcedFormat ?? new CpuEngine().pixelFormatFor(c.width, c.height, {});
       const decode = (width = c.width, height = c.height, format: PixelFormat = pixelFormat) =>
         decodeFrames({
           pixelFormat: format,
@@ -295,7 +302,7 @@ async function main(): Promise<void> {
       const e = median(engine);
       rows.push([
         c.name,
-        `${c.width}x${c.height}`,
+        `${c.width}x${c.height} ${pixelFormat}`,
         String(frames),
         b.toFixed(2),
         p.toFixed(2),

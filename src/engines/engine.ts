@@ -19,7 +19,7 @@ export interface TimeSpan {
 export interface EngineJob {
   /** Raw frames in `pixelFormat`, in order; the engine yields the same format. */
   readonly frames: AsyncIterable<Buffer>;
-  /** rgb24 (default) or, for an engine that lists it in `pixelFormats`, yuv420p. */
+  /** rgb24 (default) or what the engine's `pixelFormatFor` chose (yuv420p). */
   readonly pixelFormat?: PixelFormat;
   readonly width: number;
   readonly height: number;
@@ -95,7 +95,10 @@ export interface LipsyncEngine {
   readonly id: string;
   /** True when the engine leaves every frame unchanged: the pipeline then skips decoding entirely. */
   readonly passthrough: boolean;
-  /** The frame formats it takes besides rgb24 (the pipeline prefers yuv420p: no colour conversions). */
-  readonly pixelFormats?: readonly PixelFormat[];
+  /**
+   * The frame format the engine wants for frames of this size (absent: rgb24). yuv420p spares
+   * ffmpeg both colour conversions; it needs an even width and height, which the pipeline checks.
+   */
+  pixelFormatFor?(width: number, height: number, settings: Readonly<Record<string, unknown>>): PixelFormat;
   start(job: EngineJob): EngineRun;
 }

@@ -162,9 +162,11 @@ export async function runGeneration(
         // Active-speaker detection looks at the whole video once before drawing: it gets the
         // first part of the engine's share of the progress.
         const scanShare = wantsSpeakerScan(req.options) ? 0.3 : 0;
-        // yuv420p through the pipes when the engine takes it (x264 needs even sizes anyway).
+        // yuv420p through the pipes when the engine wants it for this size (and the size is even).
         const pixelFormat =
-          binding.engine.pixelFormats?.includes('yuv420p') && plan.width % 2 === 0 && plan.height % 2 === 0
+          binding.engine.pixelFormatFor?.(plan.width, plan.height, binding.settings) === 'yuv420p' &&
+          plan.width % 2 === 0 &&
+          plan.height % 2 === 0
             ? ('yuv420p' as const)
             : ('rgb24' as const);
         const run = binding.engine.start({

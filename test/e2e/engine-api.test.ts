@@ -76,7 +76,17 @@ describe('the CPU engine through the API', { timeout: 300_000 }, () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'lipsync-engine-api-'));
-    for (const name of ['face', 'speech', 'silence', 'nofaces', 'partial', 'pair', 'speakers', 'still']) {
+    for (const name of [
+      'face',
+      'speech',
+      'silence',
+      'nofaces',
+      'partial',
+      'pair',
+      'speakers',
+      'still',
+      'wide',
+    ]) {
       media[name] = join(dir, `${name}.${name === 'speech' || name === 'silence' ? 'wav' : 'mp4'}`);
     }
     media.still = join(dir, 'still.png');
@@ -84,6 +94,16 @@ describe('the CPU engine through the API', { timeout: 300_000 }, () => {
     await Promise.all([
       // face_3 with its own speech, 3 s.
       ffmpeg([...face, '-vf', `scale=${SIZE}:${SIZE},fps=${FPS}`, ...X264, '-c:a', 'aac', media.face]),
+      // The same face in a 1280x720 picture: large enough for the engine to take yuv420p frames.
+      ffmpeg([
+        ...face,
+        '-vf',
+        `scale=${SIZE}:${SIZE},pad=1280:720:300:${(720 - SIZE) / 2},fps=${FPS}`,
+        ...X264,
+        '-c:a',
+        'aac',
+        media.wide,
+      ]),
       // A different speech (not the clip's own).
       ffmpeg(['-i', fixture('media/speech_short.wav'), '-t', String(SECONDS), media.speech]),
       ffmpeg(['-f', 'lavfi', '-i', 'anullsrc=r=48000:cl=mono', '-t', String(SECONDS), media.silence]),
@@ -218,6 +238,7 @@ describe('the CPU engine through the API', { timeout: 300_000 }, () => {
     assert.equal(g.quality.framesTotal, SECONDS * FPS);
     assert.equal(g.quality.framesWithFace, g.quality.framesTotal);
     assert.equal(g.quality.lipMotionGenerated, true);
+    assert.equal(g.quality.pixelFormat, 'rgb24', 'a picture under 1280x720 keeps rgb24');
 
     const { path } = await downloadOutput(server, org, g.id, dir, 'speech.mp4');
     const { mouth, sync } = await measureSync(path);
@@ -227,6 +248,25 @@ describe('the CPU engine through the API', { timeout: 300_000 }, () => {
       `sync ${sync.score.toFixed(3)} (lag ${sync.lag}); source with its own audio ${own.sync.score.toFixed(3)}; PSNR outside ${psnr.psnr.toFixed(2)} dB`,
     );
     assert.equal(sync.framesWithFace, sync.frames);
+    assert.ok(sync.score > SYNC_MIN, `sync score ${sync.score}`);
+    assert.ok(sync.score > own.sync.score, `sync ${sync.score} vs the source's own ${own.sync.score}`);
+    assert.ok(psnr.psnr >= PSNR_UNTOUCHED_MIN, `PSNR outside the lower face ${psnr.psnr}`);
+  });
+
+  test('a 1280x720 picture travels as yuv420p: the mouth follows, the rest leaves as it came', async (t) => {
+    const g = await lipsync('wide', 'speech');
+    assert.equal(g.status, 'COMPLETED', JSON.stringify(g));
+    assert.equal(g.quality.pixelFormat, 'yuv420p');
+    assert.equal(g.quality.framesWithFace, SECONDS * FPS);
+    const { path } = await downloadOutput(server, org, g.id, dir, 'wide.mp4');
+    const facts = await videoFacts(path);
+    assert.deepEqual([facts.width, facts.height], [1280, 720]);
+    const { mouth, sync } = await measureSync(path);
+    const own = await measureSync(media.wide);
+    const psnr = await psnrOutsideLowerFace(path, media.wide, mouth);
+    t.diagnostic(
+      `sync ${sync.score.toFixed(3)}; source with its own audio ${own.sync.score.toFixed(3)}; PSNR outside ${psnr.psnr.toFixed(2)} dB`,
+    );
     assert.ok(sync.score > SYNC_MIN, `sync score ${sync.score}`);
     assert.ok(sync.score > own.sync.score, `sync ${sync.score} vs the source's own ${own.sync.score}`);
     assert.ok(psnr.psnr >= PSNR_UNTOUCHED_MIN, `PSNR outside the lower face ${psnr.psnr}`);

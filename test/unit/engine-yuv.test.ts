@@ -99,3 +99,16 @@ describe('cropRotatedYuvLarge', () => {
     }
   });
 });
+
+describe('CpuEngine.pixelFormatFor', () => {
+  it('takes yuv420p from 1280x720 up, rgb24 below, and the setting when given', async () => {
+    const { CpuEngine } = await import('../../src/engines/cpu/index.js');
+    const e = new CpuEngine();
+    assert.equal(e.pixelFormatFor(1280, 720, {}), 'yuv420p');
+    assert.equal(e.pixelFormatFor(1080, 1920, {}), 'yuv420p');
+    assert.equal(e.pixelFormatFor(720, 720, {}), 'rgb24');
+    assert.equal(e.pixelFormatFor(590, 590, { pixelFormat: 'yuv420p' }), 'yuv420p');
+    assert.equal(e.pixelFormatFor(1920, 1080, { pixelFormat: 'rgb24' }), 'rgb24');
+    assert.equal(e.pixelFormatFor(1920, 1080, { pixelFormat: 'bgr0' }), 'yuv420p');
+  });
+});

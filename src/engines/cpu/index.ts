@@ -33,6 +33,10 @@ import { planSpeaker, type SpeakerReport } from './speaker-scan.js';
 import { trackInProcess, trackInWorker, type TrackerStats } from './tracker-thread.js';
 import { pearson } from './stats.js';
 import { clamped, rgbToYuv, yuvToRgb, type Rect } from './yuv.js';
+import type { PixelFormat } from '../../media/frames.js';
+
+/** Frames of at least this many pixels travel as yuv420p (see CpuEngine.pixelFormatFor). */
+const YUV_MIN_PIXELS = 1280 * 720;
 
 /** Frames over which the re-drawn mouth fades in and out at the edges of active spans. */
 const SPAN_RAMP_FRAMES = 4;
@@ -105,7 +109,17 @@ function median(values: number[]): number | null {
 export class CpuEngine implements LipsyncEngine {
   readonly id = 'cpu';
   readonly passthrough = false;
-  readonly pixelFormats = ['yuv420p'] as const;
+
+  /**
+   * yuv420p from 1280x720 up: ffmpeg's colour conversions of large frames cost more than converting
+   * the face's region here; below that, where a face fills much of the frame, they cost less
+   * (docs/benchmarks.md, "Engine speed: second pass"). The setting `pixelFormat` forces one.
+   */
+  pixelFormatFor(width: number, height: number, settings: Readonly<Record<string, unknown>>): PixelFormat {
+    const forced = settings.pixelFormat;
+    if (forced === 'rgb24' || forced === 'yuv420p') return forced;
+    return width * height >= YUV_MIN_PIXELS ? 'yuv420p' : 'rgb24';
+  }
 
   start(job: EngineJob): EngineRun {
     const { width, height, fps } = job;
@@ -287,6 +301,8 @@ export class CpuEngine implements LipsyncEngine {
           detections: trackerStats?.detections ?? 0,
           // Frames whose landmarks were interpolated instead of measured by FaceMesh (a still face).
           landmarksInterpolated: trackerStats?.interpolated ?? 0,
+          // The frames' format through the pipes (see pixelFormatFor).
+          pixelFormat: job.pixelFormat ?? 'rgb24',
           ...(speaker ? { activeSpeaker: speaker } : {}),
           warnings: w,
         };

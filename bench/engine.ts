@@ -4,7 +4,7 @@
 // through Node), to show what the engine itself adds.
 //
 //   node --import tsx bench/engine.ts [--quick] [--rounds=N] [--seconds=S] [--cases=a,b] [--in-thread]
-//                                     [--mesh-every-frame] [--rgb24 | --yuv420p]
+//                                     [--mesh-every-frame] [--rgb24 | --yuv420p] [--no-pool]
 //
 // Cases: face (a 590x590 fixture face clip), 720p (a face clip scaled and padded to 1280x720),
 // portrait (the 1080x1920 HEVC fixture scaled to 720x1280), hevc1080 (the same at its own size),
@@ -19,7 +19,7 @@ import { trackInWorker } from '../src/engines/cpu/tracker-thread.js';
 import { normaliseOptions } from '../src/domain/generation-request.js';
 import { DEFAULT_H264, aacArgs, h264Args } from '../src/media/encoding.js';
 import { runFfmpeg } from '../src/media/ffmpeg.js';
-import { decodeFrames, encodeFrames, type PixelFormat } from '../src/media/frames.js';
+import { decodeFrames, encodeFrames, FramePool, frameBytes, type PixelFormat } from '../src/media/frames.js';
 import { makeTempDir, removeTempDir } from '../src/media/tempdir.js';
 import { sceneSize } from '../src/media/scene.js';
 import type { EngineScene } from '../src/engines/engine.js';
@@ -115,6 +115,8 @@ const inThread = process.argv.includes('--in-thread');
 const meshEveryFrame = process.argv.includes('--mesh-every-frame');
 // --rgb24 / --yuv420p: that frame format through the pipes, instead of the engine's own choice for the
 // size (CpuEngine.pixelFormatFor, as the pipeline asks it).
+// --no-pool: fresh frame buffers per frame instead of the pool the pipeline passes round.
+const usePool = !process.argv.includes('--no-pool');
 const forcedFormat: PixelFormat | null = process.argv.includes('--rgb24')
   ? 'rgb24'
   : process.argv.includes('--yuv420p')
@@ -139,7 +141,7 @@ async function main(): Promise<void> {
     `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load ${os.loadavg()[0].toFixed(2)}, ` +
       `${seconds} s per clip, ${rounds} round(s), x264 ${DEFAULT_H264.preset} crf ${DEFAULT_H264.crf}, ` +
       `face tracking ${inThread ? 'on the main thread' : 'on a worker thread'}, ` +
-      `${forcedFormat ?? "the engine's choice of"} frames, ` +
+      `${forcedFormat ?? "the engine's choice of"} frames, ${usePool ? 'pooled' : 'fresh'} frame buffers, ` +
       `FaceMesh ${meshEveryFrame ? 'on every frame' : 'spared where the face holds still'}`,
   );
   const t0 = performance.now();
@@ -197,19 +199,29 @@ async function main(): Promise<void> {
       const out = join(dir, `${c.name}.mp4`);
       const src = source(c);
       const pixelFormat = forcedFormat ?? new CpuEngine().pixelFormatFor(c.width, c.height, {});
-      const decode = (width = c.width, height = c.height, format: PixelFormat = pixelFormat) =>
-        decodeFrames({
-          pixelFormat: format,
-          inputArgs: src.inputArgs,
-          filterComplex: {
-            graph:
-              width === c.width ? src.graph : src.graph.replace(/\[v\]$/, `,scale=${width}:${height}[v]`),
-            output: 'v',
+      const newPool = () =>
+        usePool ? new FramePool(frameBytes({ width: c.width, height: c.height, pixelFormat })) : undefined;
+      const decode = (
+        width = c.width,
+        height = c.height,
+        format: PixelFormat = pixelFormat,
+        pool?: FramePool,
+      ) =>
+        decodeFrames(
+          {
+            pixelFormat: format,
+            inputArgs: src.inputArgs,
+            filterComplex: {
+              graph:
+                width === c.width ? src.graph : src.graph.replace(/\[v\]$/, `,scale=${width}:${height}[v]`),
+              output: 'v',
+            },
+            width,
+            height,
+            maxFrames: frames,
           },
-          width,
-          height,
-          maxFrames: frames,
-        });
+          { pool },
+        );
       // The scene active-speaker detection looks at (as src/media/scene.ts makes it): the frames
       // again, downscaled to at most 1024 px, and the first clip's own soundtrack.
       const { width: sceneW, height: sceneH } = sceneSize(c.width, c.height);
@@ -268,12 +280,18 @@ async function main(): Promise<void> {
             ]),
           ),
         );
-        pipes.push(await timed(() => encodeFrames(decode(), encodeSpec)));
+        pipes.push(
+          await timed(() => {
+            const pool = newPool();
+            return encodeFrames(decode(c.width, c.height, pixelFormat, pool), encodeSpec, { pool });
+          }),
+        );
         const cpu0 = process.cpuUsage();
         engine.push(
           await timed(async () => {
+            const pool = newPool();
             const run = new CpuEngine().start({
-              frames: decode(),
+              frames: decode(c.width, c.height, pixelFormat, pool),
               pixelFormat,
               width: c.width,
               height: c.height,
@@ -289,7 +307,7 @@ async function main(): Promise<void> {
               signal: new AbortController().signal,
               scene,
             });
-            await encodeFrames(run.frames, encodeSpec);
+            await encodeFrames(run.frames, encodeSpec, { pool });
             const rep = run.report();
             if (rep.framesWithFace === 0) console.log(`  (${c.name}: no face found)`);
           }),

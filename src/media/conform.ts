@@ -26,7 +26,7 @@ import {
   type OutputFormat,
 } from './encoding.js';
 import { runFfmpeg } from './ffmpeg.js';
-import { decodeFrames, type DecodeSpec, type PixelFormat } from './frames.js';
+import { decodeFrames, type DecodeSpec, type FramePool, type PixelFormat } from './frames.js';
 import { withTempDir } from './tempdir.js';
 
 export interface ConformOptions {
@@ -189,6 +189,7 @@ export function conformedFrames(
     timeoutMs?: number;
     size?: { width: number; height: number };
     pixelFormat?: PixelFormat;
+    pool?: FramePool;
   } = {},
 ) {
   const { plan, video } = prepared;

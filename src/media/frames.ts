@@ -36,6 +36,36 @@ export interface DecodeSpec extends FrameSize {
 export interface StreamOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
+  /**
+   * Frame buffers to reuse: the decoder takes its frames from the pool, the encoder gives each back
+   * once it is written. A frame of several megabytes allocated anew per frame made the job thread's
+   * garbage collector run a full mark-compact every few frames (docs/benchmarks.md).
+   */
+  pool?: FramePool;
+}
+
+/**
+ * Reusable frame buffers of one size. Only buffers it made come back into it, and only once the
+ * holder is done with them (the encoder, after the pipe took the bytes).
+ */
+export class FramePool {
+  private readonly free: Buffer[] = [];
+  private readonly mine = new WeakSet<Buffer>();
+
+  constructor(readonly frameBytes: number) {}
+
+  take(): Buffer {
+    const b = this.free.pop();
+    if (b) return b;
+    const made = Buffer.allocUnsafeSlow(this.frameBytes);
+    this.mine.add(made);
+    return made;
+  }
+
+  give(b: Buffer): void {
+    // A bounded free list: the frames in flight are a handful (read-ahead on both sides).
+    if (this.mine.has(b) && this.free.length < 16 && !this.free.includes(b)) this.free.push(b);
+  }
 }
 
 export function frameBytes(size: FrameSize): number {
@@ -82,7 +112,7 @@ export async function* decodeFrames(spec: DecodeSpec, opts: StreamOptions = {}):
         const need = size - have;
         parts.push(rest.subarray(0, need));
         rest = rest.subarray(need);
-        const frame = parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
+        const frame = joinFrame(parts, size, opts.pool);
         parts = [];
         have = 0;
         yield frame;
@@ -101,6 +131,16 @@ export async function* decodeFrames(spec: DecodeSpec, opts: StreamOptions = {}):
       await proc.done.catch(() => undefined);
     }
   }
+}
+
+/** One frame from its pipe chunks: the chunk itself when it is whole, else copied into one buffer. */
+function joinFrame(parts: Buffer[], size: number, pool: FramePool | undefined): Buffer {
+  if (parts.length === 1) return parts[0];
+  if (!pool || pool.frameBytes !== size) return Buffer.concat(parts, size);
+  const frame = pool.take();
+  let at = 0;
+  for (const p of parts) at += p.copy(frame, at);
+  return frame;
 }
 
 export interface EncodeSpec extends FrameSize {
@@ -143,12 +183,16 @@ export async function encodeFrames(
   const stdin = proc.child.stdin;
   if (!stdin) throw new MediaProcessError('spawn', 'ffmpeg has no stdin');
   let written = 0;
+  const highWaterMark = stdin.writableHighWaterMark;
   async function* checked(): AsyncGenerator<Buffer> {
     for await (const frame of frames) {
       if (frame.length !== size) {
         throw new RangeError(`frame ${written} has ${frame.length} bytes, expected ${size}`);
       }
       yield frame;
+      // Resumed only once the pipe has taken the frame (pipeline waits for 'drain' after each
+      // write that fills the pipe's buffer, and a frame always does): it can be reused.
+      if (opts.pool && frame.length > highWaterMark) opts.pool.give(frame);
       written++;
       opts.onFrames?.(written);
     }

@@ -11,7 +11,7 @@ import type { ResolvedMedia } from '../services/generation-inputs.js';
 import { AppError } from '../domain/errors.js';
 import { withTempDir } from '../media/tempdir.js';
 import { conformedFrames, prepareConform, renderConformed } from '../media/conform.js';
-import { encodeFrames } from '../media/frames.js';
+import { encodeFrames, FramePool, frameBytes } from '../media/frames.js';
 import { probeOwnOutput } from '../media/iso-probe.js';
 import { probeMedia, type MediaProbe } from '../media/probe.js';
 import { watermarkVideo } from '../media/watermark.js';
@@ -169,8 +169,10 @@ export async function runGeneration(
           plan.height % 2 === 0
             ? ('yuv420p' as const)
             : ('rgb24' as const);
+        // Frame buffers go round from the decoder through the engine to the encoder and back.
+        const pool = new FramePool(frameBytes({ width: plan.width, height: plan.height, pixelFormat }));
         const run = binding.engine.start({
-          frames: conformedFrames(prepared, { signal: ctx.signal, pixelFormat }),
+          frames: conformedFrames(prepared, { signal: ctx.signal, pixelFormat, pool }),
           pixelFormat,
           width: plan.width,
           height: plan.height,
@@ -210,6 +212,7 @@ export async function runGeneration(
           },
           {
             signal: ctx.signal,
+            pool,
             onFrames: (n) =>
               ctx.progress(20 + 65 * (scanShare + ((1 - scanShare) * n) / Math.max(1, plan.frameCount))),
           },

@@ -7,7 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { conformedFrames, prepareConform } from '../../src/media/conform.js';
 import { MediaProcessError, runFfmpeg } from '../../src/media/ffmpeg.js';
-import { decodeFrames, encodeFrames } from '../../src/media/frames.js';
+import { decodeFrames, encodeFrames, FramePool, frameBytes } from '../../src/media/frames.js';
+import { prefetch } from '../../src/engines/cpu/prefetch.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { makeTempDir, removeTempDir } from '../../src/media/tempdir.js';
 import {
@@ -147,6 +148,46 @@ describe('raw frames', () => {
     assert.ok(frameDiff(encoded[10], inverted) < 4, 'the transformed picture was encoded');
     assert.ok(frameDiff(encoded[10], original[10]) > 30);
     await removeTempDir(work);
+  });
+
+  it('yuv420p frames through a frame pool: buffers go round and nothing is overwritten early', async () => {
+    // 320x320: a frame is larger than a pipe chunk (64 KiB), so every frame is joined into a buffer.
+    const spec = { inputArgs: ['-i', inp.clip], width: 320, height: 320, pixelFormat: 'yuv420p' as const };
+    const fresh = await collect(decodeFrames(spec));
+    assert.equal(fresh.length, 50);
+    assert.equal(fresh[0].length, 320 * 320 * 1.5);
+
+    const pool = new FramePool(frameBytes(spec));
+    const seen = new Set<Buffer>();
+    async function* middle(frames: AsyncIterable<Buffer>) {
+      let i = 0;
+      for await (const f of frames) {
+        seen.add(f);
+        // The pooled decode gives the same bytes as a fresh one.
+        assert.ok(f.equals(fresh[i]), `frame ${i} differs`);
+        i++;
+        yield f;
+      }
+    }
+    const enc = {
+      width: 320,
+      height: 320,
+      pixelFormat: 'yuv420p' as const,
+      fps: '25',
+      format: 'mp4' as const,
+    };
+    const pooledOut = join(dir, 'pooled.mp4');
+    const freshOut = join(dir, 'fresh.mp4');
+    // Read-ahead on both sides, as the engine does: the decoder fills buffers while one is written.
+    const frames = prefetch(middle(prefetch(decodeFrames(spec, { pool }), 3)), 2);
+    await encodeFrames(frames, { ...enc, outputPath: pooledOut }, { pool });
+    await encodeFrames(fresh, { ...enc, outputPath: freshOut });
+    assert.ok(seen.size <= 8, `${seen.size} buffers for 50 frames`);
+    // Had a buffer been reused before the encoder wrote it, the encoded pictures would differ.
+    const a = await collect(decodeFrames({ ...spec, inputArgs: ['-i', pooledOut] }));
+    const b = await collect(decodeFrames({ ...spec, inputArgs: ['-i', freshOut] }));
+    assert.equal(a.length, 50);
+    a.forEach((f, i) => assert.ok(f.equals(b[i]), `encoded frame ${i} differs`));
   });
 
   it('refuses frames of the wrong size and reports ffmpeg failures', async () => {

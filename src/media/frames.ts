@@ -1,7 +1,8 @@
 // Raw frame streams for the engine stage: ffmpeg decodes to raw frames on stdout and encodes raw
 // frames from stdin, rgb24 by default or yuv420p (the codecs' own format: no colour conversion in
-// ffmpeg, half the bytes; an engine that takes it converts only what it draws on). Both honour backpressure (a slow consumer pauses ffmpeg through the pipe), so
-// memory stays flat however long the video is.
+// ffmpeg, half the bytes; an engine that takes it converts only what it draws on). Both honour
+// backpressure (a slow consumer pauses ffmpeg through the pipe), so memory stays flat however long
+// the video is.
 import { pipeline } from 'node:stream/promises';
 import {
   aacArgs,

@@ -1,11 +1,11 @@
 // What the API commands of `lipsync` (generate, tts, voices, voice clone/delete) share: a small JSON
 // client for a running server with an API key, uploads and downloads. Nothing here touches the
 // database.
-import { createWriteStream, openAsBlob } from 'node:fs';
+import { openAsBlob } from 'node:fs';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { streamToFile } from '../stream-to-file.js';
 
 /**
  * A failure the command reports on stderr ("lipsync: message") and exits with: 1 for what went wrong
@@ -117,7 +117,7 @@ export async function download(url: string, out: string, what: string): Promise<
   }
   if (!file.ok || !file.body) throw new ClientError(`downloading ${what}: HTTP ${file.status}`);
   try {
-    await pipeline(Readable.fromWeb(file.body as WebReadableStream<Uint8Array>), createWriteStream(out));
+    await streamToFile(Readable.fromWeb(file.body as WebReadableStream<Uint8Array>), [], out);
   } catch (err) {
     throw new ClientError(`writing ${out}: ${(err as Error).message}`);
   }

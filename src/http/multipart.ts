@@ -2,17 +2,16 @@
 // streamed to temp files in <dataDir>/tmp/ (never buffered whole), fields are collected, and on any error
 // or limit every partial temp file is removed and a catalogue error is thrown.
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart, MultipartFile as BusboyFile } from '@fastify/multipart';
 import type { Config } from '../config.js';
 import type { Organization } from '../store/organizations.js';
 import { AppError, isAppError, type ErrorCode } from '../domain/errors.js';
 import { ensurePrivateDir, makeFilePrivate, PRIVATE_FILE_MODE } from '../private-files.js';
+import { streamToFile } from '../stream-to-file.js';
 
 const MiB = 1024 * 1024;
 
@@ -214,7 +213,7 @@ async function saveFile(
       }),
     ),
   );
-  await pipeline(part.file, counter, createWriteStream(path, { flags: 'wx', mode: PRIVATE_FILE_MODE }));
+  await streamToFile(part.file, [counter], path, { flags: 'wx', mode: PRIVATE_FILE_MODE });
   await makeFilePrivate(path);
   if (part.file.truncated) throw limitError(`file ${JSON.stringify(part.fieldname)} is over the size limit`);
   return counter.bytes;

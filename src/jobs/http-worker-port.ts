@@ -2,14 +2,14 @@
 // WorkerPool and handlers as a worker on the database, through the protocol of src/http/routes/workers.ts.
 // It holds no database or storage credentials: inputs are read from the signed URLs of the claim and
 // outputs are uploaded under the job token; the server checks them before it completes the job.
-import { createWriteStream, createReadStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import type { HeartbeatAnswer, JobRecord } from '../store/jobs.js';
 import { JobFailure, type JobError, type JobFiles } from './handler.js';
 import type { ClaimedJob, FailResult, WorkerPort } from './port.js';
 import type { RemoteClaim } from './remote-gateway.js';
+import { streamToFile } from '../stream-to-file.js';
 
 export interface HttpWorkerPortOptions {
   /** The server's base URL (its LIPSYNC_PUBLIC_URL). */
@@ -146,7 +146,7 @@ export class HttpWorkerPort implements WorkerPort {
           await res.body?.cancel();
           throw new WorkerProtocolError(res.status, `downloading input ${key} failed (HTTP ${res.status})`);
         }
-        await pipeline(Readable.fromWeb(res.body as never), createWriteStream(path), { signal });
+        await streamToFile(Readable.fromWeb(res.body as never), [], path, { signal });
       },
       upload: async (name, path, contentType) => {
         const claim = this.claimOf(c);

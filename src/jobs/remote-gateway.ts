@@ -6,9 +6,7 @@
 // worker port, so fencing, retries and clean-up are the same as for any other worker.
 import { timingSafeEqual } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
@@ -29,6 +27,7 @@ import { JobFailure, type HandlerRegistry, type JobError } from './handler.js';
 import { ANY_KIND, type EventBus } from './event-bus.js';
 import type { JobQueue } from './queue.js';
 import { attemptPrefix, DatabaseWorkerPort, type ClaimedJob, type FailResult } from './port.js';
+import { streamToFile } from '../stream-to-file.js';
 
 /** The longest a claim is held open when no work is ready. */
 export const CLAIM_WAIT_MAX_MS = 25_000;
@@ -292,7 +291,7 @@ export class RemoteGateway {
       // Piped, not pipelined: a refusal must leave the request open for the 413, merely unread.
       body.pipe(counter);
       try {
-        await pipeline(counter, createWriteStream(path));
+        await streamToFile(counter, [], path);
       } catch (err) {
         body.unpipe(counter);
         body.pause();

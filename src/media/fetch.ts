@@ -1,11 +1,9 @@
 // Media fetches on the guarded outgoing client (http-client.ts): GET with redirects followed (each hop
 // checked again), the body streamed to a file under a byte limit and one deadline. On any failure the
 // partial file is removed.
-import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { AppError } from '../domain/errors.js';
+import { streamToFile } from '../stream-to-file.js';
 import { guardedRequest, OutgoingRequestError, type OutgoingFailure } from './http-client.js';
 import type { UrlPolicyOptions } from './url-policy.js';
 
@@ -69,10 +67,9 @@ export async function fetchToFile(
     },
   });
   try {
-    await pipeline(res.body, count, createWriteStream(destPath, { mode: 0o600 }));
+    await streamToFile(res.body, [count], destPath, { mode: 0o600 });
   } catch (err) {
     res.close();
-    await rm(destPath, { force: true });
     throw err;
   }
   const contentType = res.headers['content-type'] ?? null;

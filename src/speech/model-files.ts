@@ -2,14 +2,13 @@
 // where each comes from upstream, its checksum, and a download that writes the file only once its
 // checksum matches. `lipsync models download` runs it; LIPSYNC_MODELS_DIR points the service at them.
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { guardedRequest } from '../media/http-client.js';
 import { sha256File } from '../file-hash.js';
 import { VISEME_MODEL_FILE } from '../config.js';
+import { streamToFile } from '../stream-to-file.js';
 
 export interface ModelFile {
   file: string;
@@ -76,16 +75,13 @@ export async function downloadModel(m: ModelFile, opts: DownloadOptions): Promis
   const partial = `${target}.part-${process.pid}`;
   const hash = createHash('sha256');
   try {
-    await pipeline(
-      res.body,
-      new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          hash.update(chunk);
-          done(null, chunk);
-        },
-      }),
-      createWriteStream(partial, { mode: 0o644 }),
-    );
+    const hashing = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    await streamToFile(res.body, [hashing], partial, { mode: 0o644 });
     const got = hash.digest('hex');
     if (got !== m.sha256)
       throw new ModelDownloadError(`${m.file}: checksum ${got} is not the expected ${m.sha256}`);

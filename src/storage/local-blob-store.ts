@@ -2,7 +2,7 @@
 // place once complete and flushed, so readers never see a partial blob. The content type lives in a
 // small JSON side file under <root>/.meta/<key>.json (keys never start with '.', so these cannot clash).
 import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import {
   chmod,
   copyFile,
@@ -17,7 +17,6 @@ import {
 } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import {
   BlobNotFoundError,
   assertValidBlobKey,
@@ -30,6 +29,7 @@ import {
 } from './blob-store.js';
 import type { UrlSigner } from './url-signer.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../private-files.js';
+import { streamToFile } from '../stream-to-file.js';
 
 interface BlobMeta {
   contentType: string;
@@ -76,7 +76,7 @@ export class LocalBlobStore implements BlobStore {
     assertValidBlobKey(key);
     const tmp = join(this.tmpDir, randomUUID());
     try {
-      await pipeline(body, createWriteStream(tmp, { flags: 'wx', mode: PRIVATE_FILE_MODE }));
+      await streamToFile(body, [], tmp, { flags: 'wx', mode: PRIVATE_FILE_MODE });
       return await this.commit(key, tmp, opts.contentType);
     } finally {
       await rm(tmp, { force: true });

@@ -2,10 +2,9 @@
 // presigned GET URLs that the bucket serves itself; keyFromUrl recognises them by recomputing their
 // SigV4 signature with our own secret key (docs/storage.md, "S3").
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -32,6 +31,7 @@ import {
 import { contentDisposition } from './content-disposition.js';
 import { cleanFileName } from './url-signer.js';
 import { PRIVATE_FILE_MODE } from '../private-files.js';
+import { streamToFile } from '../stream-to-file.js';
 
 export interface S3BlobStoreOptions {
   /** An S3-compatible server's URL (MinIO, R2, ...); null = AWS S3 of `region`. */
@@ -305,12 +305,7 @@ export class S3BlobStore implements BlobStore {
   async download(key: string, path: string): Promise<void> {
     assertValidBlobKey(key);
     const body = await this.body(key);
-    try {
-      await pipeline(body, createWriteStream(path, { mode: PRIVATE_FILE_MODE }));
-    } catch (err) {
-      await rm(path, { force: true });
-      throw err;
-    }
+    await streamToFile(body, [], path, { mode: PRIVATE_FILE_MODE });
   }
 
   async list(prefix: string): Promise<string[]> {

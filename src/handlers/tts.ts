@@ -1,7 +1,8 @@
 // The `tts` job kind: an asynchronous text-to-speech job (POST /v2/tts/jobs). At claim time the server
 // resolves the voice (a clone's profile, the organization's own provider key); the run synthesizes and
-// uploads the audio; the terminal transition stores it as a TTS asset with its timeline and settles
-// the tts_jobs row, all in the job system's transaction.
+// probes and uploads the audio; the terminal transition stores it as a TTS asset with its timeline and
+// that probe (a generation from it starts no ffprobe) and settles the tts_jobs row, all in the job
+// system's transaction.
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Store } from '../store/index.js';
@@ -11,7 +12,7 @@ import { AppError } from '../domain/errors.js';
 import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
 import type { TtsRequest } from '../domain/tts.js';
 import { makeTempDir, removeTempDir } from '../media/tempdir.js';
-import { probeMedia } from '../media/probe.js';
+import { probeMedia, type MediaProbe } from '../media/probe.js';
 import type { SpeechTimeline } from '../speech/types.js';
 import type { ResolvedVoice, SpeechService } from '../services/speech.js';
 import { speechName } from '../services/speech.js';
@@ -38,6 +39,11 @@ export interface TtsResult {
   readonly size: number;
   readonly durationSeconds: number;
   readonly timeline: SpeechTimeline;
+  /**
+   * What ffprobe read from the uploaded file, kept with the asset (assets.probe, as uploads and
+   * synthesized text inputs keep theirs) so that a generation from it starts no ffprobe.
+   */
+  readonly probe: MediaProbe;
 }
 
 /** The job system's own failure codes, as a TTS job reports them. */
@@ -121,6 +127,7 @@ export function ttsHandler(deps: {
           size,
           durationSeconds: probe.durationSeconds ?? result.durationMs / 1000,
           timeline: result.timeline,
+          probe,
         };
       } finally {
         await removeTempDir(dir);
@@ -178,6 +185,7 @@ export function ttsHandler(deps: {
         createdByKeyId: t.apiKeyId,
         createdAt: now,
         updatedAt: now,
+        probe: r.probe,
       };
       await store.assets.insert(asset, trx);
       await store.assets.saveTimeline(t.organizationId, asset.id, r.timeline, trx);

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import type { DialogueRender } from '../domain/dialogue-render.js';
 import type { MediaProbe } from '../media/probe.js';
-import { probeMedia } from '../media/probe.js';
+import { probeOwnOutput } from '../media/iso-probe.js';
 import { runFfmpeg } from '../media/ffmpeg.js';
 import { planRetime, retimeFilterGraph, slotSections } from '../media/retime-plan.js';
 import { sectionMotion } from '../media/section-motion.js';
@@ -56,5 +56,7 @@ export async function renderEditedVideo(
       onProgress: (s) => opts.onProgress?.(Math.min(1, (s * 1000) / edit.previewDurationMs)),
     },
   );
-  return { path: out, probe: await probeMedia(out) };
+  // Read from the file's boxes where it can be (src/media/iso-probe.ts); this FFV1/Matroska file is
+  // not ISO BMFF, so today that is still one ffprobe.
+  return { path: out, probe: await probeOwnOutput(out) };
 }

@@ -1,12 +1,14 @@
 // How many ffprobe processes a generation starts (issue 15): each input is probed once (an uploaded
-// asset at upload, never again; a URL at submit), the job reuses what admission probed and reads its
-// own output's facts from the file's boxes. A stored blob that changed, and a URL, are still probed.
-// Counted with the process's ffprobe start counter around real submits and in-process jobs.
+// asset at upload, never again; a TTS job's audio in that job; a URL at submit), the job reuses what
+// admission probed and reads its own output's facts from the file's boxes. A stored blob that changed,
+// and a URL, are still probed. Counted with the process's ffprobe start counter around real submits
+// and in-process jobs.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
 import { startBackground, type Background } from '../../src/jobs/runtime.js';
-import { ffprobeStartCount } from '../../src/media/probe.js';
+import { ffprobeStartCount, probeMedia } from '../../src/media/probe.js';
+import { renderEditedVideo } from '../../src/pipeline/dialogue-render.js';
 import {
   AUDIO_LONG_SECONDS,
   AUDIO_SHORT_SECONDS,
@@ -43,7 +45,7 @@ describe(`ffprobe starts per generation (${DB})`, { timeout: 240_000 }, () => {
       makeTestMedia(),
       startMediaServer(),
     ]);
-    org = await createOrgWithKey(t.services, { plan: 'enterprise' });
+    org = await createOrgWithKey(t.services, { plan: 'enterprise', flags: ['tts_async'] });
     bg = startBackground(t.services);
   });
   after(async () => {
@@ -156,5 +158,81 @@ describe(`ffprobe starts per generation (${DB})`, { timeout: 240_000 }, () => {
       Math.abs(run.value.outputDuration - AUDIO_LONG_SECONDS) < 0.1,
       String(run.value.outputDuration),
     );
+  });
+
+  test('a TTS job keeps its probe: a generation from its asset starts no ffprobe', async () => {
+    const tts = await probesDuring(async () => {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v2/tts/jobs',
+        headers: { ...org.owner.headers, 'content-type': 'application/json' },
+        payload: JSON.stringify({
+          script: 'Bob bought a map by the big blue boat.',
+          voiceId: 'slt-hts',
+          provider: 'local',
+        }),
+      });
+      assert.equal(res.statusCode, 202, res.body);
+      const id = res.json().id as string;
+      for (;;) {
+        const view = (
+          await t.app.inject({ method: 'GET', url: `/v2/tts/jobs/${id}`, headers: org.owner.headers })
+        ).json();
+        if (view.status === 'SUCCESS' || view.status === 'FAILED') return view;
+        await t.services.bus.waitForChange(id, 500);
+      }
+    });
+    assert.equal(tts.value.status, 'SUCCESS', JSON.stringify(tts.value));
+    assert.equal(tts.probes, 1, 'the TTS job probes the audio it synthesized, once');
+    const assetId = tts.value.assetId as string;
+    const record = await t.services.store.assets.find(org.organization.id, assetId);
+    assert.equal(record?.inputType, 'TTS');
+    assert.equal(record?.probe?.kind, 'AUDIO', 'the TTS asset stored its probe');
+    assert.equal(record?.probe?.sizeBytes, record?.size);
+    const video = await uploadAsset(t.app, org.owner.headers, m.video);
+    const run = await probesDuring(() =>
+      generate({
+        model: 'lipsync-2',
+        input: [
+          { type: 'video', assetId: video },
+          { type: 'audio', assetId },
+        ],
+        options: { sync_mode: 'cut_off' },
+      }),
+    );
+    assert.equal(run.probes, 0, 'the submit and the job reuse the TTS job probe and the upload probe');
+    const expected = Math.min(VIDEO_SECONDS, record?.probe?.durationSeconds ?? 0);
+    assert.ok(Math.abs(run.value.outputDuration - expected) < 0.1, String(run.value.outputDuration));
+  });
+
+  test('a dialogue render reads the video it retimed: one ffprobe (FFV1 in Matroska is left to it)', async () => {
+    const source = { path: m.video, probe: await probeMedia(m.video) };
+    const render = await probesDuring(() =>
+      renderEditedVideo(
+        source,
+        {
+          id: 'probe-count',
+          previewKey: 'unused',
+          previewDurationMs: 2400,
+          sourceKey: 'unused',
+          slots: [
+            {
+              kind: 'change',
+              outputStartMs: 800,
+              outputDurationMs: 800,
+              sourceStartMs: 800,
+              sourceDurationMs: 400,
+            },
+          ],
+        },
+        m.dir,
+        { motionAware: false },
+      ),
+    );
+    // probeOwnOutput reads ISO BMFF (h264/AAC) itself; this lossless intermediate still goes to ffprobe.
+    assert.equal(render.probes, 1);
+    const { probe } = render.value;
+    assert.equal(probe.video?.codec, 'ffv1');
+    assert.ok(Math.abs((probe.durationSeconds ?? 0) - 2.4) < 0.1, String(probe.durationSeconds));
   });
 });

@@ -239,6 +239,7 @@ describe('the CPU engine through the API', { timeout: 300_000 }, () => {
     assert.equal(g.quality.framesWithFace, g.quality.framesTotal);
     assert.equal(g.quality.lipMotionGenerated, true);
     assert.equal(g.quality.pixelFormat, 'rgb24', 'a picture under 1280x720 keeps rgb24');
+    assert.equal(g.quality.meshRuntime, 'onnx', 'FaceMesh on onnxruntime in the built tracking thread');
 
     const { path } = await downloadOutput(server, org, g.id, dir, 'speech.mp4');
     const { mouth, sync } = await measureSync(path);

@@ -7,22 +7,10 @@ import { meshLayout, MESH_POINTS } from '../../src/engines/cpu/face-models.js';
 import { cropRotated } from '../../src/engines/cpu/image-ops.js';
 import { MouthRig, buildTopology, type WarpGeometry } from '../../src/engines/cpu/mouth-rig.js';
 import { MouthInterior, renderWarp } from '../../src/engines/cpu/mouth-warp.js';
+import { texturedPicture } from '../helpers/warp-scene.js';
 
 const W = 480;
 const H = 360;
-
-function picture(): Buffer {
-  const img = Buffer.alloc(W * H * 3);
-  for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) {
-      const i = (y * W + x) * 3;
-      img[i] = 128 + 100 * Math.sin(x / 7) * Math.cos(y / 11);
-      img[i + 1] = 128 + 90 * Math.sin((x + y) / 5);
-      img[i + 2] = (x * 3 + y * 5) % 256;
-    }
-  }
-  return img;
-}
 
 /** The warp as it was: every pixel of each triangle's bounding box tested, a sample call per pixel. */
 function referenceWarp(src: Uint8Array, out: Uint8Array, g: WarpGeometry): void {
@@ -94,7 +82,7 @@ describe('engine pixel kernels', () => {
   it('the warp gives the bytes of the plain per-pixel version, over faces of several sizes and rolls', () => {
     const { triangulation, uv } = meshLayout();
     const topo = buildTopology(triangulation, uv);
-    const src = picture();
+    const src = texturedPicture(W, H);
     let changed = 0;
     for (let k = 0; k < 12; k++) {
       const rig = new MouthRig(topo, { fps: 25 });
@@ -122,7 +110,7 @@ describe('engine pixel kernels', () => {
   });
 
   it('the shrinking crop gives the values of its four-tap reference', () => {
-    const src = picture();
+    const src = texturedPicture(W, H);
     const img = { data: src, width: W, height: H };
     for (const [cx, cy, size, angle] of [
       [240, 180, 300, 0.1],

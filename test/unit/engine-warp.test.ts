@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { meshLayout, MESH_POINTS } from '../../src/engines/cpu/face-models.js';
+import { facePoints, texturedPicture } from '../helpers/warp-scene.js';
 import { LIPS, mouthOpening } from '../../src/engines/cpu/landmarks.js';
 import {
   MouthRig,
@@ -16,31 +17,6 @@ import { MouthInterior, renderWarp, warpInPlace } from '../../src/engines/cpu/mo
 
 const W = 320;
 const H = 320;
-
-/** A smooth colourful texture with fine detail, so any resampling shows. */
-function picture(): Buffer {
-  const img = Buffer.alloc(W * H * 3);
-  for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) {
-      const i = (y * W + x) * 3;
-      img[i] = 128 + 100 * Math.sin(x / 7) * Math.cos(y / 11);
-      img[i + 1] = 128 + 90 * Math.sin((x + y) / 5);
-      img[i + 2] = (x * 3 + y * 5) % 256;
-    }
-  }
-  return img;
-}
-
-/** A frontal face filling most of the picture, from the canonical layout (lips closed). */
-function facePoints(): Float32Array {
-  const { uv } = meshLayout();
-  const p = new Float32Array(MESH_POINTS * 2);
-  for (let i = 0; i < MESH_POINTS; i++) {
-    p[2 * i] = 40 + uv[i][0] * 240;
-    p[2 * i + 1] = 10 + uv[i][1] * 250;
-  }
-  return p;
-}
 
 function diffCount(a: Buffer, b: Buffer): number {
   let n = 0;
@@ -59,7 +35,7 @@ describe('mouth rig and warp', () => {
     const rig = new MouthRig(topo, { fps: 25 });
     const points = facePoints();
     const g = rig.deform(points, { open, width: 0, round: 0 }, weight);
-    const src = picture();
+    const src = texturedPicture(W, H);
     const out = Buffer.from(src);
     const interior = new MouthInterior();
     interior.observe(src, W, H, points, g.sourceGap, g.scale);
@@ -161,7 +137,7 @@ describe('mouth rig and warp', () => {
     const { out } = deform(0.7);
     const points = facePoints();
     const g = new MouthRig(topo, { fps: 25 }).deform(points, { open: 0.7, width: 0, round: 0 }, 1);
-    const frame = picture();
+    const frame = texturedPicture(W, H);
     const interior = new MouthInterior();
     interior.observe(frame, W, H, points, g.sourceGap, g.scale);
     warpInPlace(frame, new Uint8Array(frame.length), W, H, g, interior.look());

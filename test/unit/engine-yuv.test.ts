@@ -77,25 +77,34 @@ describe('yuv420p rectangles', () => {
 });
 
 describe('cropRotatedYuvLarge', () => {
-  it('reads a yuv420p frame exactly as cropRotated reads its rgb24 conversion', () => {
+  it('reads a yuv420p frame as cropRotated reads its rgb24 conversion, within a level', () => {
     const w = 64;
     const h = 48;
     const f = new Uint8Array(yuvFrameBytes(w, h));
     let seed = 7;
-    for (let i = 0; i < f.length; i++) {
-      seed = (seed * 1103515245 + 12345) >>> 0;
-      f[i] = 16 + ((seed >>> 24) % 224);
-    }
+    const next = () => (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24;
+    // Colours inside the gamut (chroma within 40 of neutral): the taps' colours do not saturate, so
+    // averaging them in yuv or in rgb gives the same up to rounding.
+    for (let i = 0; i < w * h; i++) f[i] = 60 + (next() % 120);
+    for (let i = w * h; i < f.length; i++) f[i] = 108 + (next() % 40);
     const canvas = new Uint8Array(w * h * 3);
     yuvToRgb(f, w, h, clamped(canvas), { x0: 0, y0: 0, x1: w, y1: h });
-    // Crops larger than twice the output, one partly outside the frame.
+    // Crops larger than twice the output, one partly outside the frame (its outside taps are black).
     for (const [cx, cy, size, angle] of [
       [32, 24, 40, 0.3],
       [10, 40, 50, -0.7],
     ]) {
       const want = cropRotated({ data: canvas, width: w, height: h }, cx, cy, size, angle, 12);
       const got = cropRotatedYuvLarge(f, w, h, cx, cy, size, angle, 12, new Float32Array(12 * 12 * 3));
-      for (let i = 0; i < want.length; i++) assert.ok(Math.abs(want[i] - got[i]) < 1e-6, `sample ${i}`);
+      let black = 0;
+      for (let i = 0; i < want.length; i++) {
+        assert.ok(
+          Math.abs(want[i] - got[i]) <= 1.5 / 255,
+          `sample ${i}: ${want[i] * 255} vs ${got[i] * 255}`,
+        );
+        if (want[i] === 0) black++;
+      }
+      if (cx === 10) assert.ok(black > 0, 'the crop reaching outside the frame has black samples');
     }
   });
 });

@@ -9,7 +9,7 @@
 // between the frames around the first one, the first takes the midpoint of its neighbours'
 // landmarks (docs/engine.md, "Interpolated landmarks"). Any larger motion meshes both.
 import type { ActiveSpeakerHint } from '../../domain/generation-request.js';
-import type { DetectedFace, FaceModels } from './face-models.js';
+import type { DetectedFace, FaceModels, MeshRuntime } from './face-models.js';
 import { MESH_INPUT, MESH_POINTS } from './face-models.js';
 import { cropRotated, cropRotatedYuvLarge, downscale, type RgbImage } from './image-ops.js';
 import { interocular, LIPS, rollAngle } from './landmarks.js';
@@ -56,6 +56,8 @@ export interface FaceTrackerOptions {
   interpolate?: boolean;
   /** The frames' format (default rgb24); yuv420p is converted only where the models look. */
   pixelFormat?: PixelFormat;
+  /** What runs FaceMesh (default onnx; see FaceModels.meshRuntime). */
+  meshRuntime?: MeshRuntime;
 }
 
 /**
@@ -131,7 +133,14 @@ export class FaceTracker {
    * Detector runs, frames that saw more than one face, tracks lost, and frames whose landmarks were
    * interpolated instead of meshed (for the report).
    */
-  readonly stats = { detections: 0, multiFaceFrames: 0, lost: 0, interpolated: 0 };
+  readonly stats: {
+    detections: number;
+    multiFaceFrames: number;
+    lost: number;
+    interpolated: number;
+    /** What ran FaceMesh. */
+    meshRuntime?: MeshRuntime;
+  } = { detections: 0, multiFaceFrames: 0, lost: 0, interpolated: 0 };
 
   constructor(
     private readonly models: FaceModels,
@@ -144,6 +153,7 @@ export class FaceTracker {
     this.smooth = opts.smooth ?? true;
     this.detectSize = opts.detectSize ?? 512;
     this.interpolate = opts.interpolate ?? true;
+    this.stats.meshRuntime = models.meshRuntime(opts.meshRuntime);
   }
 
   /**
@@ -335,12 +345,12 @@ export class FaceTracker {
       // A large crop reads a fraction of its footprint's pixels: converted where they are read.
       const { width, height } = this;
       cropRotatedYuvLarge(frame, width, height, c.cx, c.cy, c.size, c.angle, MESH_INPUT, this.cropBuffer);
-      return meshOnCrop(this.models, null, c, this.cropBuffer, this.minScore);
+      return meshOnCrop(this.models, null, c, this.cropBuffer, this.minScore, this.opts.meshRuntime);
     }
     // The crop's footprint: a square of side c.size turned by c.angle, and a pixel for the taps.
     const half = (c.size / 2) * (Math.abs(Math.cos(c.angle)) + Math.abs(Math.sin(c.angle))) + 2;
     const img = this.rgb(frame, { x0: c.cx - half, y0: c.cy - half, x1: c.cx + half, y1: c.cy + half });
-    return meshOnCrop(this.models, img, c, this.cropBuffer, this.minScore);
+    return meshOnCrop(this.models, img, c, this.cropBuffer, this.minScore, this.opts.meshRuntime);
   }
 
   /**
@@ -421,11 +431,12 @@ export async function meshOnCrop(
   c: Crop,
   buffer: Float32Array,
   minScore: number,
+  runtime?: MeshRuntime,
 ): Promise<{ points: Float32Array; score: number } | null> {
   if (c.size < 16) return null;
   // No image: `buffer` already holds the crop.
   if (img) cropRotated(img, c.cx, c.cy, c.size, c.angle, MESH_INPUT, buffer);
-  const out = await models.landmarks(buffer);
+  const out = await models.landmarks(buffer, runtime);
   if (!(out.score >= minScore)) return null;
   const points = new Float32Array(MESH_POINTS * 2);
   const cos = Math.cos(c.angle);

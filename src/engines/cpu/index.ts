@@ -9,7 +9,8 @@
 // the mouth's width), searchEvery (frames between detector runs while no face is tracked, default 3),
 // detectSize (longest side given to the detector, default 512), trackerThread (false: track faces on
 // the calling thread instead of a worker thread), interpolateLandmarks (false: FaceMesh on every frame,
-// not only on every other one while the face holds still).
+// not only on every other one while the face holds still), meshRuntime ("tfjs": FaceMesh on the tfjs
+// WASM backend instead of onnxruntime).
 import {
   wantsSpeakerScan,
   type EngineJob,
@@ -27,12 +28,13 @@ import { mouthDown, OUTER_LIP_POLYGON } from './landmarks.js';
 import { LipRefiner } from './lip-refine.js';
 import { MouthRig, buildTopology, type MouthParams, type Pads } from './mouth-rig.js';
 import { MouthInterior, warpInPlace } from './mouth-warp.js';
+import { warpYuvInPlace } from './mouth-warp-yuv.js';
 import { prefetch } from './prefetch.js';
 import { changeWeights } from './active-speaker.js';
 import { planSpeaker, type SpeakerReport } from './speaker-scan.js';
 import { trackInProcess, trackInWorker, type TrackerStats } from './tracker-thread.js';
 import { pearson } from './stats.js';
-import { clamped, rgbToYuv, yuvToRgb, type Rect } from './yuv.js';
+import { clamped, yuvToRgb, type Rect } from './yuv.js';
 import type { PixelFormat } from '../../media/frames.js';
 
 /** Frames of at least this many pixels travel as yuv420p (see CpuEngine.pixelFormatFor). */
@@ -176,6 +178,7 @@ export class CpuEngine implements LipsyncEngine {
         pixelFormat: job.pixelFormat,
         detectSize: num(job.settings, 'detectSize', 128, 4096),
         interpolate: job.settings.interpolateLandmarks !== false,
+        meshRuntime: job.settings.meshRuntime === 'tfjs' ? 'tfjs' : 'onnx',
       };
       const stats: TrackerStats = { detections: 0, multiFaceFrames: 0, lost: 0, interpolated: 0 };
       trackerStats = stats;
@@ -193,6 +196,7 @@ export class CpuEngine implements LipsyncEngine {
       let scratch: Uint8Array | null = null;
       // yuv420p frames: an rgb24 canvas of the frame's size, valid only where the face is.
       const canvas = job.pixelFormat === 'yuv420p' ? new Uint8Array(width * height * 3) : null;
+      let targetCanvas: Uint8Array | null = null;
 
       for await (const { frame, obs } of tracked) {
         if (job.signal.aborted) throw job.signal.reason ?? new Error('aborted');
@@ -239,13 +243,14 @@ export class CpuEngine implements LipsyncEngine {
           yield frame;
           continue;
         }
-        scratch ??= new Uint8Array(image.length);
+        scratch ??= new Uint8Array(frame.length);
         if (canvas) {
-          // The warp reads and writes within its bounds (+3 px): converted here, written back after.
-          const [x0, y0, x1, y1] = geometry.bounds;
-          yuvToRgb(frame, width, height, clamped(canvas), { x0: x0 - 4, y0: y0 - 4, x1: x1 + 4, y1: y1 + 4 });
-          warpInPlace(canvas, scratch, width, height, geometry, interior.look());
-          rgbToYuv(canvas, width, height, clamped(frame), { x0: x0 - 3, y0: y0 - 3, x1: x1 + 3, y1: y1 + 3 });
+          // Plane by plane; only the opening is painted in rgb (on the canvas and a second one).
+          targetCanvas ??= new Uint8Array(canvas.length);
+          warpYuvInPlace(frame, scratch, width, height, geometry, interior.look(), {
+            source: canvas,
+            target: targetCanvas,
+          });
         } else {
           warpInPlace(frame, scratch, width, height, geometry, interior.look());
         }
@@ -301,6 +306,8 @@ export class CpuEngine implements LipsyncEngine {
           detections: trackerStats?.detections ?? 0,
           // Frames whose landmarks were interpolated instead of measured by FaceMesh (a still face).
           landmarksInterpolated: trackerStats?.interpolated ?? 0,
+          // What ran FaceMesh: onnxruntime, or tfjs where asked for or where onnxruntime failed to load.
+          meshRuntime: trackerStats?.meshRuntime ?? null,
           // The frames' format through the pipes (see pixelFormatFor).
           pixelFormat: job.pixelFormat ?? 'rgb24',
           ...(speaker ? { activeSpeaker: speaker } : {}),

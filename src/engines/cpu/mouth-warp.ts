@@ -67,7 +67,7 @@ function sample(
   out[2] = img[i00 + 2] * w00 + img[i00 + 5] * w10 + img[i01 + 2] * w01 + img[i01 + 5] * w11;
 }
 
-interface Raster {
+export interface Raster {
   x0: number;
   x1: number;
   y0: number;
@@ -82,7 +82,7 @@ interface Raster {
 }
 
 /** Set-up for a triangle in output pixels; null when it is degenerate or off the image. */
-function setup(
+export function setup(
   ax: number,
   ay: number,
   bx: number,
@@ -109,7 +109,7 @@ function setup(
   return { x0, x1, y0, y1, a1, b1, c1, a2, b2, c2 };
 }
 
-const EPS = -1e-4;
+export const EPS = -1e-4;
 const fround = Math.fround;
 
 /** Reused by the kernels (they run to completion on one thread, so one buffer serves every call). */
@@ -122,7 +122,7 @@ const paintPx2 = new Float32Array(3);
  * barycentric inequalities for x with a pixel of margin (the per-pixel test still decides), so the
  * loops skip the empty half of the triangle's bounding box. Returns false when the row is empty.
  */
-function rowSpan(r: Raster, cy: number, span: Int32Array): boolean {
+export function rowSpan(r: Raster, cy: number, span: Int32Array): boolean {
   let lo = r.x0;
   let hi = r.x1;
   const k1 = r.b1 * cy + r.c1;
@@ -262,8 +262,8 @@ export function warpInPlace(
   renderWarp(scratch, frame, width, height, g, interior);
 }
 
-/** The mouth opening: the source's interior, a synthesised one, or a mix of both. */
-function paintInterior(
+/** The mouth opening: the source's interior, a synthesised one, or a mix of both (rgb24). */
+export function paintInterior(
   src: Uint8Array,
   out: Uint8Array,
   width: number,

@@ -58,6 +58,7 @@ export async function* trackInProcess(
 
 type Reply =
   | { type: 'ready' }
+  | { type: 'abandoned' }
   | { type: 'tracked'; seq: number; obs: FaceObservation | null }
   | { type: 'stats'; stats: TrackerStats }
   | { type: 'error'; message: string };
@@ -113,6 +114,38 @@ function release(w: PooledWorker): void {
   }, IDLE_CLOSE_MS);
   w.idleTimer.unref();
   idle.push(w);
+}
+
+/** How long a worker stopped mid-stream gets to finish the frames it holds before it is terminated. */
+const RETIRE_TIMEOUT_MS = 30_000;
+
+/**
+ * Takes back a worker whose stream stopped early (abort, error). It may be inside onnxruntime's
+ * `run` for a frame already sent, and terminating a thread there aborts the whole process (the
+ * addon throws from native code), so it is asked to drop the stream once the frames it holds are
+ * done; it then goes back to the pool. Only a worker that does not answer in RETIRE_TIMEOUT_MS
+ * (hung, not busy) is terminated.
+ */
+function retire(w: PooledWorker): void {
+  const { worker } = w;
+  const finish = (reuse: boolean) => {
+    clearTimeout(timer);
+    worker.off('message', onMessage);
+    worker.off('exit', onExit);
+    if (reuse) release(w);
+  };
+  const onMessage = (m: Reply) => {
+    if (m.type === 'abandoned') finish(true);
+  };
+  const onExit = () => finish(false);
+  const timer = setTimeout(() => {
+    finish(false);
+    void worker.terminate();
+  }, RETIRE_TIMEOUT_MS);
+  timer.unref();
+  worker.on('message', onMessage);
+  worker.once('exit', onExit);
+  worker.postMessage({ type: 'abandon' });
 }
 
 /**
@@ -200,8 +233,8 @@ export async function* trackInWorker(
     worker.off('message', onMessage);
     worker.off('error', onError);
     worker.off('exit', onExit);
-    // A worker stopped mid-stream (abort, error) may still be tracking: it is not reused.
+    // A worker stopped mid-stream (abort, error) may still be tracking: see retire.
     if (healthy) release(pooled);
-    else void worker.terminate();
+    else retire(pooled);
   }
 }

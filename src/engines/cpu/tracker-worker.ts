@@ -19,7 +19,9 @@ type Request =
   | { type: 'frame'; seq: number }
   /** No frame follows: a frame held back for a pair is tracked alone. */
   | { type: 'flush' }
-  | { type: 'end' };
+  | { type: 'end' }
+  /** The stream stopped early: drop it (every frame before this message has been answered). */
+  | { type: 'abandon' };
 
 const port = parentPort;
 if (!port) throw new Error('tracker-worker runs as a worker thread');
@@ -58,6 +60,11 @@ async function handle(m: Request): Promise<void> {
     }
   } else if (m.type === 'flush') {
     await flush();
+  } else if (m.type === 'abandon') {
+    tracker = null;
+    slots = [];
+    held = null;
+    port?.postMessage({ type: 'abandoned' });
   } else {
     await flush();
     port?.postMessage({

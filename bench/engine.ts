@@ -4,7 +4,7 @@
 // through Node), to show what the engine itself adds.
 //
 //   node --import tsx bench/engine.ts [--quick] [--rounds=N] [--seconds=S] [--cases=a,b] [--in-thread]
-//                                     [--mesh-every-frame] [--rgb24 | --yuv420p] [--no-pool]
+//                                     [--mesh-every-frame] [--mesh-tfjs] [--rgb24 | --yuv420p] [--no-pool]
 //
 // Cases: face (a 590x590 fixture face clip), 720p (a face clip scaled and padded to 1280x720),
 // portrait (the 1080x1920 HEVC fixture scaled to 720x1280), hevc1080 (the same at its own size),
@@ -113,6 +113,8 @@ const only = option('cases')?.split(',');
 const inThread = process.argv.includes('--in-thread');
 // --mesh-every-frame: FaceMesh on every frame (engine setting interpolateLandmarks: false), for comparison.
 const meshEveryFrame = process.argv.includes('--mesh-every-frame');
+// --mesh-tfjs: FaceMesh on the tfjs WASM backend (engine setting meshRuntime: "tfjs"), for comparison.
+const meshTfjs = process.argv.includes('--mesh-tfjs');
 // --rgb24 / --yuv420p: that frame format through the pipes, instead of the engine's own choice for the
 // size (CpuEngine.pixelFormatFor, as the pipeline asks it).
 // --no-pool: fresh frame buffers per frame instead of the pool the pipeline passes round.
@@ -142,7 +144,8 @@ async function main(): Promise<void> {
       `${seconds} s per clip, ${rounds} round(s), x264 ${DEFAULT_H264.preset} crf ${DEFAULT_H264.crf}, ` +
       `face tracking ${inThread ? 'on the main thread' : 'on a worker thread'}, ` +
       `${forcedFormat ?? "the engine's choice of"} frames, ${usePool ? 'pooled' : 'fresh'} frame buffers, ` +
-      `FaceMesh ${meshEveryFrame ? 'on every frame' : 'spared where the face holds still'}`,
+      `FaceMesh ${meshEveryFrame ? 'on every frame' : 'spared where the face holds still'} ` +
+      `on ${meshTfjs ? 'tfjs (WASM)' : 'onnxruntime'}`,
   );
   const t0 = performance.now();
   await faceModels();
@@ -303,6 +306,7 @@ async function main(): Promise<void> {
               settings: {
                 ...(inThread ? { trackerThread: false } : {}),
                 ...(meshEveryFrame ? { interpolateLandmarks: false } : {}),
+                ...(meshTfjs ? { meshRuntime: 'tfjs' } : {}),
               },
               signal: new AbortController().signal,
               scene,

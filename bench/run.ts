@@ -13,6 +13,7 @@ const BENCHES = [
   'long-poll',
   'submit-overhead',
   'engine',
+  'engine-kernels',
   'queue',
   'speech',
   'text-generation',

@@ -5,6 +5,7 @@
 //
 //   node --import tsx bench/engine.ts [--quick] [--rounds=N] [--seconds=S] [--cases=a,b] [--in-thread]
 //                                     [--mesh-every-frame] [--mesh-tfjs] [--rgb24 | --yuv420p] [--no-pool]
+//                                     [--pipe]
 //
 // Cases: face (a 590x590 fixture face clip), 720p (a face clip scaled and padded to 1280x720),
 // portrait (the 1080x1920 HEVC fixture scaled to 720x1280), hevc1080 (the same at its own size),
@@ -119,6 +120,8 @@ const meshTfjs = process.argv.includes('--mesh-tfjs');
 // size (CpuEngine.pixelFormatFor, as the pipeline asks it).
 // --no-pool: fresh frame buffers per frame instead of the pool the pipeline passes round.
 const usePool = !process.argv.includes('--no-pool');
+// --pipe: decoded frames read from ffmpeg's stdout pipe (a buffer per read) instead of the FIFO.
+const viaPipe = process.argv.includes('--pipe');
 const forcedFormat: PixelFormat | null = process.argv.includes('--rgb24')
   ? 'rgb24'
   : process.argv.includes('--yuv420p')
@@ -144,6 +147,7 @@ async function main(): Promise<void> {
       `${seconds} s per clip, ${rounds} round(s), x264 ${DEFAULT_H264.preset} crf ${DEFAULT_H264.crf}, ` +
       `face tracking ${inThread ? 'on the main thread' : 'on a worker thread'}, ` +
       `${forcedFormat ?? "the engine's choice of"} frames, ${usePool ? 'pooled' : 'fresh'} frame buffers, ` +
+      `decoded frames ${viaPipe ? "from ffmpeg's stdout pipe" : 'through a FIFO'}, ` +
       `FaceMesh ${meshEveryFrame ? 'on every frame' : 'spared where the face holds still'} ` +
       `on ${meshTfjs ? 'tfjs (WASM)' : 'onnxruntime'}`,
   );
@@ -223,7 +227,7 @@ async function main(): Promise<void> {
             height,
             maxFrames: frames,
           },
-          { pool },
+          { pool, viaPipe },
         );
       // The scene active-speaker detection looks at (as src/media/scene.ts makes it): the frames
       // again, downscaled to at most 1024 px, and the first clip's own soundtrack.

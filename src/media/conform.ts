@@ -190,6 +190,8 @@ export function conformedFrames(
     size?: { width: number; height: number };
     pixelFormat?: PixelFormat;
     pool?: FramePool;
+    /** The folder for the decoder's FIFO (the job's work folder). */
+    tmpRoot?: string;
   } = {},
 ) {
   const { plan, video } = prepared;

@@ -32,7 +32,8 @@ interface StartOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
   stdin: 'ignore' | 'pipe';
-  stdout: 'ignore' | 'pipe';
+  /** A number: that open file descriptor (e.g. a FIFO's write end) becomes ffmpeg's stdout. */
+  stdout: 'ignore' | 'pipe' | number;
 }
 
 export interface FfmpegProcess {

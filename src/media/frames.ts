@@ -12,7 +12,8 @@ import {
   type H264Settings,
   type OutputFormat,
 } from './encoding.js';
-import { MediaProcessError, startFfmpeg } from './ffmpeg.js';
+import { MediaProcessError, startFfmpeg, type FfmpegProcess } from './ffmpeg.js';
+import { openFrameFifo } from './frame-fifo.js';
 
 export interface FrameSize {
   width: number;
@@ -37,6 +38,8 @@ export interface DecodeSpec extends FrameSize {
 export interface StreamOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** Where the decoder's FIFO is made (its own private folder inside; default: the OS temp folder). */
+  tmpRoot?: string;
   /**
    * Frame buffers to reuse: the decoder takes its frames from the pool, the encoder gives each back
    * once it is written. A frame of several megabytes allocated anew per frame made the job thread's
@@ -95,11 +98,55 @@ function decodeArgs(spec: DecodeSpec): string[] {
 
 /**
  * Decodes video to raw frames of exactly frameBytes(spec) bytes each. Stopping the iteration early
- * (break, throw) kills ffmpeg; the generator returns only after the process has exited.
+ * (break, throw) kills ffmpeg; the generator returns only after the process has exited. Frames come
+ * through a FIFO read straight into frame buffers (frame-fifo.ts), or through ffmpeg's stdout pipe
+ * where no FIFO can be made (or `viaPipe` asks for it).
  */
-export async function* decodeFrames(spec: DecodeSpec, opts: StreamOptions = {}): AsyncGenerator<Buffer> {
+export async function* decodeFrames(
+  spec: DecodeSpec,
+  opts: StreamOptions & { viaPipe?: boolean } = {},
+): AsyncGenerator<Buffer> {
   const size = frameBytes(spec);
   if (!Number.isInteger(size) || size <= 0) throw new RangeError('frame size must be positive integers');
+  const pool = opts.pool?.frameBytes === size ? opts.pool : undefined;
+  const take = pool ? () => pool.take() : () => Buffer.allocUnsafeSlow(size);
+  const fifo = opts.viaPipe ? null : await openFrameFifo(size, take, opts.tmpRoot).catch(() => null);
+  if (!fifo) {
+    yield* decodeThroughPipe(spec, size, opts);
+    return;
+  }
+  let proc: FfmpegProcess;
+  try {
+    proc = startFfmpeg(decodeArgs(spec), { ...opts, stdin: 'ignore', stdout: fifo.writeFd });
+  } catch (err) {
+    await fifo.dispose();
+    throw err;
+  } finally {
+    // ffmpeg holds its own copy; the FIFO ends when ffmpeg closes it.
+    fifo.closeWriteEnd();
+  }
+  let completed = false;
+  try {
+    yield* fifo.frames();
+    await proc.done;
+    const have = fifo.partialBytes;
+    if (have !== 0) throw new MediaProcessError('failed', `the decoder ended inside a frame (${have} bytes)`);
+    completed = true;
+  } finally {
+    if (!completed) {
+      proc.kill('aborted');
+      await proc.done.catch(() => undefined);
+    }
+    await fifo.dispose();
+  }
+}
+
+/** The same from ffmpeg's stdout: one buffer per pipe read, joined into frames. */
+async function* decodeThroughPipe(
+  spec: DecodeSpec,
+  size: number,
+  opts: StreamOptions,
+): AsyncGenerator<Buffer> {
   const proc = startFfmpeg(decodeArgs(spec), { ...opts, stdin: 'ignore', stdout: 'pipe' });
   const stdout = proc.child.stdout;
   if (!stdout) throw new MediaProcessError('spawn', 'ffmpeg has no stdout');

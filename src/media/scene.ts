@@ -33,7 +33,8 @@ export function conformedScene(
     width,
     height,
     downscale: plan.width / width,
-    frames: () => conformedFrames(prepared, { signal: opts.signal, size: { width, height } }),
+    frames: () =>
+      conformedFrames(prepared, { signal: opts.signal, size: { width, height }, tmpRoot: workDir }),
     sourceAudio() {
       audio ??= (async () => {
         if (!source.hasAudio || plan.video.strategy === 'still') return null;

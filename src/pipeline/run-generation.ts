@@ -172,7 +172,7 @@ export async function runGeneration(
         // Frame buffers go round from the decoder through the engine to the encoder and back.
         const pool = new FramePool(frameBytes({ width: plan.width, height: plan.height, pixelFormat }));
         const run = binding.engine.start({
-          frames: conformedFrames(prepared, { signal: ctx.signal, pixelFormat, pool }),
+          frames: conformedFrames(prepared, { signal: ctx.signal, pixelFormat, pool, tmpRoot: dir }),
           pixelFormat,
           width: plan.width,
           height: plan.height,

@@ -2,6 +2,7 @@
 // runFfmpeg (progress, failure, timeout, abort) and the raw frame decoder/encoder the engine stage
 // uses, on real ffmpeg.
 import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
@@ -188,6 +189,60 @@ describe('raw frames', () => {
     const b = await collect(decodeFrames({ ...spec, inputArgs: ['-i', freshOut] }));
     assert.equal(a.length, 50);
     a.forEach((f, i) => assert.ok(f.equals(b[i]), `encoded frame ${i} differs`));
+  });
+
+  it("the FIFO gives the pipe's frames, with a slow consumer and frames smaller than a pipe read", async () => {
+    // Reading stops whenever a frame waits, and starts again as the consumer takes it.
+    const root = await makeTempDir('fifo-root', dir);
+    for (const [width, height] of [
+      [720, 1280],
+      [64, 48],
+    ]) {
+      const spec = {
+        inputArgs: ['-i', media('latentsync_demo1.mp4')],
+        width,
+        height,
+        pixelFormat: 'yuv420p' as const,
+        maxFrames: 12,
+      };
+      const piped = await collect(decodeFrames(spec, { viaPipe: true }));
+      const pool = new FramePool(frameBytes(spec));
+      let i = 0;
+      for await (const f of decodeFrames(spec, { pool, tmpRoot: root })) {
+        assert.ok(f.equals(piped[i]), `${width}x${height} frame ${i} differs`);
+        i++;
+        await sleep(15);
+        pool.give(f);
+      }
+      assert.equal(i, 12);
+    }
+    // Each decode removed its FIFO and its folder.
+    assert.deepEqual(await readdir(root), []);
+  });
+
+  it('a decoder that fails or is stopped early leaves no FIFO behind', async () => {
+    const root = await makeTempDir('fifo-root', dir);
+    const missing = { inputArgs: ['-i', join(dir, 'missing.mp4')], width: 32, height: 32 };
+    await assert.rejects(collect(decodeFrames(missing, { tmpRoot: root })), (e: unknown) => {
+      assert.ok(isProcessError('failed')(e));
+      assert.match((e as MediaProcessError).stderrTail.join('\n'), /missing\.mp4/);
+      return true;
+    });
+    const endless = {
+      inputArgs: ['-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25'],
+      width: 320,
+      height: 240,
+    };
+    let n = 0;
+    for await (const f of decodeFrames(endless, { tmpRoot: root })) {
+      assert.equal(f.length, 320 * 240 * 3);
+      if (++n === 3) break;
+    }
+    await assert.rejects(
+      collect(decodeFrames(endless, { tmpRoot: root, signal: AbortSignal.timeout(300) })),
+      isProcessError('aborted'),
+    );
+    assert.deepEqual(await readdir(root), []);
   });
 
   it('refuses frames of the wrong size and reports ffmpeg failures', async () => {

@@ -16,6 +16,12 @@
 //
 //   node --import tsx bench/submit-overhead.ts [--quick] [--runs=N] [--video=face_1.mp4]
 //                                              [--audio=audio_1.wav] [--engine=passthrough]
+//                                              [--size=1280x720] [--recognize=1]
+//
+// --size: the fixture clip is first re-encoded to that size (scaled to the height and padded to the
+// width, as bench/engine.ts makes its 720p case), and that file is the input. --recognize=1: the words of
+// the recording are recognized for the mouth shapes (LIPSYNC_ARTICULATION_RECOGNIZE=1; off by default,
+// as in the server).
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -34,7 +40,7 @@ import type { GenerationRecord } from '../src/store/generations.js';
 const args = parseArgs();
 const RUNS = intOption(args, 'runs', args.quick ? 3 : 5);
 const TARGET_OVERHEAD_MS = 150;
-const VIDEO = fixture(`media/${args.values.video ?? 'face_1.mp4'}`);
+let VIDEO = fixture(`media/${args.values.video ?? 'face_1.mp4'}`);
 const AUDIO = fixture(`media/${args.values.audio ?? 'audio_1.wav'}`);
 const ENGINE = args.values.engine ?? 'passthrough';
 const MODEL = 'lipsync-2';
@@ -191,6 +197,24 @@ await runMain(
   async () => {
     console.log("# Submit to COMPLETED against the pipeline's own ffmpeg work");
     console.log(machineLine());
+    const work = await mkdtemp(join(tmpdir(), 'lipsync-bench-'));
+    onCleanup(`temp folder ${work}`, () => rm(work, { recursive: true, force: true }));
+    const size = /^(\d+)x(\d+)$/.exec(args.values.size ?? '');
+    if (size) {
+      const [w, h] = [Number(size[1]), Number(size[2])];
+      const resized = join(work, `input-${w}x${h}.mp4`);
+      const filter = `scale=-2:${h},pad=${w}:${h}:(ow-iw)/2:0`;
+      await runFfmpeg([
+        '-i',
+        VIDEO,
+        '-vf',
+        filter,
+        ...h264Args({ preset: 'veryfast', crf: 18 }),
+        '-an',
+        resized,
+      ]);
+      VIDEO = resized;
+    }
     const probes = { video: await probeMedia(VIDEO), audio: await probeMedia(AUDIO) };
     const seconds = probes.audio.durationSeconds as number;
     const v = probes.video.video;
@@ -200,14 +224,15 @@ await runMain(
         `sync_mode cut_off, model ${MODEL} on the ${ENGINE} engine; ${RUNS} run(s) after one warm-up of each`,
     );
 
-    const work = await mkdtemp(join(tmpdir(), 'lipsync-bench-'));
-    onCleanup(`temp folder ${work}`, () => rm(work, { recursive: true, force: true }));
     if (ENGINE !== 'passthrough') {
       console.log(`note: the ${ENGINE} engine works on every frame; its work counts as overhead here`);
     }
     const enginesFile = join(work, 'engines.json');
     await writeFile(enginesFile, JSON.stringify({ [MODEL]: { engine: ENGINE } }));
-    const dep = await deployment('sqlite', { LIPSYNC_ENGINES_FILE: enginesFile });
+    const dep = await deployment('sqlite', {
+      LIPSYNC_ENGINES_FILE: enginesFile,
+      LIPSYNC_ARTICULATION_RECOGNIZE: args.values.recognize === '1' ? '1' : '0',
+    });
     const server = await startServiceServer('server (sqlite, LIPSYNC_ROLE=all)', dep.env);
     const assets = { video: await upload(server, VIDEO), audio: await upload(server, AUDIO) };
 

@@ -450,6 +450,7 @@ function speechConfig(
     problems.push('LIPSYNC_TTS_DEFAULT_PROVIDER=openai needs LIPSYNC_OPENAI_TTS_URL');
   if (defaultProvider === 'elevenlabs' && !elevenlabs)
     problems.push('LIPSYNC_TTS_DEFAULT_PROVIDER=elevenlabs needs LIPSYNC_ELEVENLABS_API_KEY or _URL');
+  const recognition = recognitionConfig(env, problems, url, str);
   return {
     defaultProvider,
     // A 5,000-character script took the local engines 8-16 s on a loaded 2-core machine; the margin is
@@ -458,8 +459,8 @@ function speechConfig(
     openai,
     elevenlabs,
     cloneVerification: bool('LIPSYNC_VOICE_CLONE_VERIFICATION', false),
-    recognition: recognitionConfig(env, problems, url, str),
-    articulation: articulationConfig(env, problems, bool, dataDir),
+    recognition,
+    articulation: articulationConfig(env, problems, bool, dataDir, recognition.provider),
   };
 }
 
@@ -476,6 +477,7 @@ function articulationConfig(
   problems: string[],
   bool: (name: string, def: boolean) => boolean,
   dataDir: string,
+  recognizer: SpeechConfig['recognition']['provider'],
 ): SpeechConfig['articulation'] {
   const mode = env.LIPSYNC_ARTICULATION || 'auto';
   if (mode !== 'auto' && mode !== 'acoustic')
@@ -490,7 +492,10 @@ function articulationConfig(
   }
   return {
     mode: mode === 'acoustic' ? 'acoustic' : 'auto',
-    recognize: bool('LIPSYNC_ARTICULATION_RECOGNIZE', true),
+    // Off by default with the local recognizer: on a recording without a transcript, pocketsphinx took
+    // 3x the rest of a 720p generation and barely moved the lips (docs/adr/0008, amended). An
+    // OpenAI-compatible server the operator configured is theirs to judge: on by default.
+    recognize: bool('LIPSYNC_ARTICULATION_RECOGNIZE', recognizer === 'openai'),
     visemeModel,
   };
 }

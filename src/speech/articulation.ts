@@ -283,7 +283,13 @@ export async function articulate(input: ArticulationInput, deps: ArticulationDep
   // Measured on the fixture faces (docs/engine.md): without a transcript the viseme model's lips beat
   // recognized words (p/b/m 0.15-0.27 of the open vowels against 0.71-0.88), and recognition on top
   // of the model made them worse; so with a model there is no recognition.
-  if (!deps.recognizer || deps.visemes) return finish([]);
+  if (deps.visemes) return finish([]);
+  if (!deps.recognizer) {
+    notes.push(
+      'no transcript and recognition is off: mouth shapes from the sound (give a transcript for per-sound lip shapes)',
+    );
+    return finish([]);
+  }
   let recognized: RecognizedWord[];
   try {
     let ms: number;

@@ -111,6 +111,11 @@ describe('articulation of recordings', { timeout: 300_000 }, () => {
     );
     assert.notEqual(a.primary, 'alignment');
     assert.ok(a.notes.length >= 1, 'a note says why the transcript was not used');
+    // Recognition is off here (as by default): a note says so too.
+    assert.ok(
+      a.notes.some((n) => /recognition is off/.test(n)),
+      a.notes.join(' | '),
+    );
     assert.ok(a.spans.every((s) => s.source === 'acoustic'));
     // Notes reach clients: no file paths or tool output in them.
     assert.ok(

@@ -233,9 +233,24 @@ describe('config: HTTP timeouts', () => {
 });
 
 describe('articulation config', () => {
-  test('defaults: auto, recognition on, no viseme model unless the models folder holds it', () => {
+  test('defaults: auto, recognition off, no viseme model unless the models folder holds it', () => {
     const c = loadConfig({ LIPSYNC_DATA_DIR: '/nonexistent-lipsync-data' });
-    assert.deepEqual(c.speech.articulation, { mode: 'auto', recognize: true, visemeModel: null });
+    assert.deepEqual(c.speech.articulation, { mode: 'auto', recognize: false, visemeModel: null });
+    const on = loadConfig({
+      LIPSYNC_DATA_DIR: '/nonexistent-lipsync-data',
+      LIPSYNC_ARTICULATION_RECOGNIZE: '1',
+    });
+    assert.equal(on.speech.articulation.recognize, true);
+    // With an OpenAI-compatible recognizer configured it is on unless turned off.
+    const stt = {
+      LIPSYNC_DATA_DIR: '/nonexistent-lipsync-data',
+      LIPSYNC_OPENAI_STT_URL: 'http://stt.example:9000/',
+    };
+    assert.equal(loadConfig(stt).speech.articulation.recognize, true);
+    assert.equal(
+      loadConfig({ ...stt, LIPSYNC_ARTICULATION_RECOGNIZE: '0' }).speech.articulation.recognize,
+      false,
+    );
   });
   test('a models folder with the viseme model is used; one without it, or a bad mode, is refused', () => {
     const dir = fixture('models');

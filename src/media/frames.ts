@@ -125,35 +125,21 @@ export async function* decodeFrames(
     // ffmpeg holds its own copy; the FIFO ends when ffmpeg closes it.
     fifo.closeWriteEnd();
   }
-  let completed = false;
   try {
-    yield* fifo.frames();
-    await proc.done;
-    const have = fifo.partialBytes;
-    if (have !== 0) throw new MediaProcessError('failed', `the decoder ended inside a frame (${have} bytes)`);
-    completed = true;
+    yield* untilExit(proc, fifo.frames(), () => fifo.partialBytes);
   } finally {
-    if (!completed) {
-      proc.kill('aborted');
-      await proc.done.catch(() => undefined);
-    }
     await fifo.dispose();
   }
 }
 
 /** The same from ffmpeg's stdout: one buffer per pipe read, joined into frames. */
-async function* decodeThroughPipe(
-  spec: DecodeSpec,
-  size: number,
-  opts: StreamOptions,
-): AsyncGenerator<Buffer> {
+function decodeThroughPipe(spec: DecodeSpec, size: number, opts: StreamOptions): AsyncGenerator<Buffer> {
   const proc = startFfmpeg(decodeArgs(spec), { ...opts, stdin: 'ignore', stdout: 'pipe' });
   const stdout = proc.child.stdout;
   if (!stdout) throw new MediaProcessError('spawn', 'ffmpeg has no stdout');
-  let parts: Buffer[] = [];
   let have = 0;
-  let completed = false;
-  try {
+  async function* joined(): AsyncGenerator<Buffer> {
+    let parts: Buffer[] = [];
     for await (const chunk of stdout as AsyncIterable<Buffer>) {
       let rest = chunk;
       while (have + rest.length >= size) {
@@ -170,7 +156,24 @@ async function* decodeThroughPipe(
         have += rest.length;
       }
     }
+  }
+  return untilExit(proc, joined(), () => have);
+}
+
+/**
+ * A decoder's frames, then its exit status: a partial last frame is an error, and stopping early
+ * (break, throw) kills ffmpeg and returns only once it has exited.
+ */
+async function* untilExit(
+  proc: FfmpegProcess,
+  frames: AsyncIterable<Buffer>,
+  partialBytes: () => number,
+): AsyncGenerator<Buffer> {
+  let completed = false;
+  try {
+    yield* frames;
     await proc.done;
+    const have = partialBytes();
     if (have !== 0) throw new MediaProcessError('failed', `the decoder ended inside a frame (${have} bytes)`);
     completed = true;
   } finally {

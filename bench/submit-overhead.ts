@@ -19,9 +19,9 @@
 //                                              [--size=1280x720] [--recognize=1]
 //
 // --size: the fixture clip is first re-encoded to that size (scaled to the height and padded to the
-// width, as bench/engine.ts makes its 720p case), and that file is the input. --recognize=1: the words of
-// the recording are recognized for the mouth shapes (LIPSYNC_ARTICULATION_RECOGNIZE=1; off by default,
-// as in the server).
+// width, as bench/engine.ts makes its 720p case; the scaled clip must not be wider), and that file is
+// the input. --recognize=1: the words of the recording are recognized for the mouth shapes
+// (LIPSYNC_ARTICULATION_RECOGNIZE=1; off by default, as in the server).
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';

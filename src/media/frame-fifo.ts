@@ -21,7 +21,7 @@ export interface FrameFifo {
   /** The write end, for the child's stdout; close it (closeWriteEnd) once the child is started. */
   readonly writeFd: number;
   closeWriteEnd(): void;
-  /** The frames, in order; ends when the writer closes; a partial last frame is an error. */
+  /** The frames, in order; ends when the writer closes (partialBytes then tells of a frame cut short). */
   frames(): AsyncGenerator<Buffer>;
   /** Bytes of a frame left incomplete at the end. */
   readonly partialBytes: number;

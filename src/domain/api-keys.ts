@@ -1,5 +1,5 @@
 // Rules for API keys: format, roles and who may see or manage which key. Pure; no I/O.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const KEY_PREFIX = 'sk_lipsync_';
 export const ROLES = ['owner', 'admin', 'member'] as const;
@@ -15,7 +15,7 @@ export function generateApiKey(): string {
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 export function hashesEqual(a: string, b: string): boolean {

@@ -91,6 +91,12 @@ export class GenerationService {
 
   private readonly admission: GenerationAdmission;
 
+  /** viewJson's texts, by the frozen record they were written from. */
+  private readonly viewTexts = new WeakMap<
+    GenerationRecord,
+    { outputUrl: string | null; progress: boolean; quality: boolean; text: string }
+  >();
+
   constructor(private readonly deps: GenerationServiceDeps) {
     this.store = deps.store;
     this.admission = new GenerationAdmission(deps);
@@ -265,6 +271,36 @@ export class GenerationService {
       includeProgress: extra.progress,
       includeQuality: extra.quality,
     });
+  }
+
+  /**
+   * The view as JSON text, written by `serialize` (the route's response serializer). Records shared
+   * through the store's read cache are frozen and stand for one state of the database, so their text
+   * is kept with them and written again only when the output URL changes (each second: the signature's
+   * expiry moves on) or other options are asked for; any other record is written every time. One
+   * route's serializer only (GET /v2/generate/{id}): the kept text does not say which wrote it.
+   */
+  async viewJson(
+    g: GenerationRecord,
+    org: Organization,
+    extra: { progress: boolean; quality: boolean },
+    serialize: (view: Record<string, unknown>) => string,
+  ): Promise<string> {
+    const outputUrl = await this.outputUrl(g, org);
+    const kept = this.viewTexts.get(g);
+    if (
+      kept !== undefined &&
+      kept.outputUrl === outputUrl &&
+      kept.progress === extra.progress &&
+      kept.quality === extra.quality
+    ) {
+      return kept.text;
+    }
+    const text = serialize(
+      generationView(g, { outputUrl, includeProgress: extra.progress, includeQuality: extra.quality }),
+    );
+    if (Object.isFrozen(g)) this.viewTexts.set(g, { outputUrl, ...extra, text });
+    return text;
   }
 
   /** A webhook's body at delivery time: the generation as it is now, with a fresh output URL. */

@@ -3,7 +3,8 @@ import type { ApiKeyTable, Database, GenerationTable } from './schema.js';
 import type { Role } from '../domain/api-keys.js';
 import { toOrganization, type Organization } from './organizations.js';
 import { toGeneration, type GenerationRecord } from './generations.js';
-import { compileOnce } from './database.js';
+import { changeStamp, compileOnce } from './database.js';
+import { ReadCache } from './read-cache.js';
 
 const ORGANIZATION_COLUMNS = [
   'o.name as o_name',
@@ -158,11 +159,25 @@ function toRecord(r: Selectable<ApiKeyTable>): ApiKeyRecord {
   };
 }
 
+export interface KeyWithOrganization {
+  readonly key: ApiKeyRecord;
+  readonly organization: Organization;
+}
+
+export interface KeyWithGeneration extends KeyWithOrganization {
+  readonly generation: GenerationRecord | null;
+}
+
 export class ApiKeyRepository {
   private readonly keyWithOrganization;
   private readonly keyWithGeneration;
+  private readonly withOrganization: ReadCache<KeyWithOrganization>;
+  private readonly withGeneration: ReadCache<KeyWithGeneration>;
 
   constructor(private readonly db: Kysely<Database>) {
+    const stamp = changeStamp(db);
+    this.withOrganization = new ReadCache(stamp);
+    this.withGeneration = new ReadCache(stamp);
     this.keyWithOrganization = compileOnce(db, ['hash'], (q, p) =>
       q
         .selectFrom('api_keys as k')
@@ -216,26 +231,29 @@ export class ApiKeyRepository {
     return r ? toRecord(r) : null;
   }
 
-  /** The key and its organization in one round trip (the authentication hot path). */
-  async findByHashWithOrganization(
-    hash: string,
-  ): Promise<{ key: ApiKeyRecord; organization: Organization } | null> {
-    const [r] = await this.keyWithOrganization.run(this.db, { hash });
-    return r ? { key: toRecord(r), organization: organizationOf(r) } : null;
+  /**
+   * The key and its organization in one round trip (the authentication hot path). Answered from the
+   * read cache while the database is unchanged (read-cache.ts): a revoked key is refused at once on
+   * every instance all the same.
+   */
+  async findByHashWithOrganization(hash: string): Promise<KeyWithOrganization | null> {
+    return this.withOrganization.read(hash, async () => {
+      const [r] = await this.keyWithOrganization.run(this.db, { hash });
+      return r ? { key: toRecord(r), organization: organizationOf(r) } : null;
+    });
   }
 
   /**
    * The key, its organization and one of its organization's generations (null when there is no such
-   * live generation) in one round trip: GET /v2/generate/{id} reads nothing else. The key row is read
-   * on every request, so a revoked key is refused at once on every instance.
+   * live generation) in one round trip: GET /v2/generate/{id} reads nothing else. Cached like
+   * findByHashWithOrganization.
    */
-  async findByHashWithGeneration(
-    hash: string,
-    generationId: string,
-  ): Promise<{ key: ApiKeyRecord; organization: Organization; generation: GenerationRecord | null } | null> {
-    const [r] = await this.keyWithGeneration.run(this.db, { hash, generationId });
-    if (!r) return null;
-    return { key: toRecord(r), organization: organizationOf(r), generation: generationOf(r) };
+  async findByHashWithGeneration(hash: string, generationId: string): Promise<KeyWithGeneration | null> {
+    return this.withGeneration.read(`${hash}/${generationId}`, async () => {
+      const [r] = await this.keyWithGeneration.run(this.db, { hash, generationId });
+      if (!r) return null;
+      return { key: toRecord(r), organization: organizationOf(r), generation: generationOf(r) };
+    });
   }
 
   async findById(id: string): Promise<ApiKeyRecord | null> {

@@ -112,6 +112,26 @@ const sqliteHandles = new WeakMap<Kysely<Database>, SQLite.Database>();
 /** The pg pool under each PostgreSQL Kysely instance (compileOnce runs on it directly). */
 const pgPools = new WeakMap<Kysely<Database>, pg.Pool>();
 
+/**
+ * SQLite's exact stamp of the committed state this connection sees: [rows changed through this
+ * connection (total_changes(), triggers included), data_version (changes whenever another connection,
+ * in this process or another, commits)]. Equal stamps mean no row anywhere has changed. null while a
+ * transaction holds the connection: its uncommitted writes are not the state other readers see.
+ */
+export type ChangeStamp = () => readonly [number, number] | null;
+
+/** The change stamp of a SQLite database; null on PostgreSQL, which has no such cheap exact stamp. */
+export function changeStamp(db: Kysely<Database>): ChangeStamp | null {
+  const handle = sqliteHandles.get(db);
+  if (handle === undefined) return null;
+  let stmt: SQLite.Statement | undefined;
+  return () => {
+    if (handle.inTransaction) return null;
+    stmt ??= handle.prepare('select total_changes(), data_version from pragma_data_version()').raw(true);
+    return stmt.get() as [number, number];
+  };
+}
+
 export interface CompiledOnce<P extends string, R> {
   /** Runs the query with these parameter values, on the database or inside a transaction. */
   run(db: Kysely<Database>, values: Readonly<Record<P, unknown>>): Promise<R[]>;

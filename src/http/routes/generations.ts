@@ -124,10 +124,17 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
       } else {
         g = await gens.getFor(auth, request.params.id);
       }
-      return gens.view(g, auth.organization, {
-        progress: include.has('progress'),
-        quality: include.has('quality'),
-      }) as never;
+      const text = await gens.viewJson(
+        g,
+        auth.organization,
+        { progress: include.has('progress'), quality: include.has('quality') },
+        (view) => {
+          const out = reply.serialize(view);
+          return typeof out === 'string' ? out : new TextDecoder().decode(out);
+        },
+      );
+      // Text is sent as it is: Fastify's serializer already wrote it.
+      return reply.type('application/json; charset=utf-8').send(text as never);
     },
   );
 

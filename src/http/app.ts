@@ -26,6 +26,7 @@ import { batchRoutes } from './routes/batches.js';
 import { workerRoutes } from './routes/workers.js';
 import { multipartLimits } from './multipart.js';
 import { registerNulGuard } from './nul-guard.js';
+import { registerRequestLog } from './request-log.js';
 import { handleClientError } from './client-errors.js';
 import { AJV_OPTIONS, buildValidatorFactory } from './validation.js';
 
@@ -65,6 +66,8 @@ export async function buildApp(services: Services): Promise<App> {
     ajv: { customOptions: { ...AJV_OPTIONS } },
     schemaController: { compilersFactory: { buildValidator: buildValidatorFactory() } },
     return503OnClosing: true,
+    // One line per request instead of Fastify's two (src/http/request-log.ts).
+    disableRequestLogging: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // A callback hook, not an async one: it runs on every response, and a promise per hook costs.
@@ -104,6 +107,7 @@ export async function buildApp(services: Services): Promise<App> {
   });
 
   await app.register(multipart, { limits: multipartLimits(services.config) });
+  registerRequestLog(app, services.logger);
   registerGatekeeper(app, services);
   registerMetrics(app, services);
   registerNulGuard(app);

@@ -33,6 +33,9 @@ const USERINFO_RE = /\b([a-z][a-z0-9+.-]*:\/\/)[^/\s"'\\@]+@/gi;
 
 /** A log line (or any text) with URL signatures and URL credentials blanked. */
 export function redactSecrets(text: string): string {
+  // Both patterns need their character: most lines (every request line without a query) have neither,
+  // and two regular expressions over each line were a measurable part of a cheap request's cost.
+  if (!text.includes('=') && !text.includes('@')) return text;
   return text.replace(SIGNED_QUERY_RE, `$1${CENSOR}`).replace(USERINFO_RE, `$1${CENSOR}@`);
 }
 

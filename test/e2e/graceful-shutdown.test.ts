@@ -54,7 +54,7 @@ function request(
   });
 }
 
-/** Resolves once the server's log shows the request with this id arrived. */
+/** Resolves once the server's log shows the request with this id arrived (at LOG_LEVEL=debug). */
 async function arrived(server: TestServer, requestId: string): Promise<void> {
   const end = Date.now() + HANG_GUARD_MS;
   while (
@@ -87,7 +87,8 @@ describe(`graceful shutdown of an API instance (${DB})`, { timeout: 240_000 }, (
     server = await startServer({
       env: {
         ...dep.env,
-        LOG_LEVEL: 'info',
+        // debug: each request's `request received` line shows when it arrived (arrived() above).
+        LOG_LEVEL: 'debug',
         LIPSYNC_ROLE: 'api',
         // Longer than the steps below take, shorter than the generation's 10 s long-poll: an answer
         // that comes while the listener is still open was not left to its timeout.

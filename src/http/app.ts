@@ -26,7 +26,7 @@ import { batchRoutes } from './routes/batches.js';
 import { workerRoutes } from './routes/workers.js';
 import { multipartLimits } from './multipart.js';
 import { registerNulGuard } from './nul-guard.js';
-import { registerRequestLog } from './request-log.js';
+import { RequestLogController } from './request-log.js';
 import { handleClientError } from './client-errors.js';
 import { AJV_OPTIONS, buildValidatorFactory } from './validation.js';
 
@@ -67,7 +67,7 @@ export async function buildApp(services: Services): Promise<App> {
     schemaController: { compilersFactory: { buildValidator: buildValidatorFactory() } },
     return503OnClosing: true,
     // One line per request instead of Fastify's two (src/http/request-log.ts).
-    disableRequestLogging: true,
+    logController: new RequestLogController(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // A callback hook, not an async one: it runs on every response, and a promise per hook costs.
@@ -107,7 +107,6 @@ export async function buildApp(services: Services): Promise<App> {
   });
 
   await app.register(multipart, { limits: multipartLimits(services.config) });
-  registerRequestLog(app, services.logger);
   registerGatekeeper(app, services);
   registerMetrics(app, services);
   registerNulGuard(app);

@@ -3,7 +3,12 @@
 // Processes without the API (worker processes) serve the same route on a listener of their own
 // (LIPSYNC_METRICS_PORT), with /healthz beside it.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+} from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Services } from '../services/container.js';
@@ -80,7 +85,7 @@ export async function startMetricsListener(opts: {
   const app = Fastify({
     loggerInstance: opts.logger as FastifyBaseLogger,
     // Scrapes every few seconds would fill the log.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
   });
   app.setErrorHandler((err, request, reply) => sendError(err, request, reply));

@@ -35,8 +35,16 @@ export class ReadCache<V extends object> {
     if (hit !== undefined) return hit;
     const value = await load();
     const after = this.stamp?.();
-    // Kept only when nothing changed while it was read: it then is the state of this stamp.
-    if (value !== null && after && after[0] === this.changes && after[1] === this.version) {
+    // Kept only when nothing changed while it was read (it then is the state of `before`), and only
+    // among entries of that same state: another read may have moved the cache on meanwhile.
+    if (
+      value !== null &&
+      after &&
+      after[0] === before[0] &&
+      after[1] === before[1] &&
+      this.changes === before[0] &&
+      this.version === before[1]
+    ) {
       if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
       this.entries.set(key, deepFreeze(value));
     }
@@ -45,7 +53,9 @@ export class ReadCache<V extends object> {
 }
 
 function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  // Typed arrays cannot be frozen (none is read through the cache today).
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value) || ArrayBuffer.isView(value))
+    return value;
   Object.freeze(value);
   for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
   return value;

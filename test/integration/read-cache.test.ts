@@ -96,6 +96,29 @@ describe(`read cache (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     assert.equal((await findKey())?.key.name, 'in a transaction');
   });
 
+  test('an answer read before a change is not kept, even when another read has moved the cache on', async (ctx) => {
+    if (!sqlite) return ctx.skip('SQLite only');
+    const cache = new ReadCache<{ n: number }>(changeStamp(t.services.db.kysely));
+    const other = new SQLite(join(t.dataDir, 'lipsync.sqlite'));
+    try {
+      let loads = 0;
+      await cache.read('k', async () => {
+        loads++;
+        // Runs before read('k') resumes: a commit by another connection, then a read that moves the
+        // cache on to the new state.
+        queueMicrotask(() => {
+          other.prepare('update api_keys set name = ? where id = ?').run('moved on', org.owner.record.id);
+          void cache.read('other', async () => ({ n: 0 }));
+        });
+        return { n: loads };
+      });
+      await cache.read('k', async () => ({ n: ++loads }));
+      assert.equal(loads, 2, 'the answer read before the commit was not kept');
+    } finally {
+      other.close();
+    }
+  });
+
   test('an unknown key is never kept', async (ctx) => {
     if (!sqlite) return ctx.skip('SQLite only');
     const cache = new ReadCache<{ n: number }>(changeStamp(t.services.db.kysely));

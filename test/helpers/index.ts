@@ -5,3 +5,4 @@ export * from './orgs.js';
 export * from './process.js';
 export * from './rate-limits.js';
 export * from './redis.js';
+export * from './generations.js';

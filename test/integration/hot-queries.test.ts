@@ -4,43 +4,15 @@
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
+import {
+  createOrgWithKey,
+  createTestServices,
+  generationRecord,
+  type TestOrg,
+  type TestServices,
+} from '../helpers/index.js';
 import { hashApiKey } from '../../src/domain/api-keys.js';
 import type { GenerationRecord } from '../../src/store/generations.js';
-
-function generation(organizationId: string, over: Partial<GenerationRecord> = {}): GenerationRecord {
-  const now = new Date().toISOString();
-  return {
-    id: randomUUID(),
-    organizationId,
-    projectId: null,
-    apiKeyId: null,
-    model: 'lipsync-2',
-    status: 'FAILED',
-    source: 'api',
-    input: [{ type: 'video', url: 'https://example.com/face.mp4' }],
-    resolvedInput: {},
-    options: { sync_mode: 'cut_off' },
-    segments: null,
-    webhookUrl: null,
-    outputFileName: null,
-    outputFormat: 'mp4',
-    outputKey: null,
-    watermarkedKey: null,
-    outputUrl: null,
-    outputDuration: null,
-    progress: 0,
-    error: 'for the test',
-    errorCode: 'internal_error',
-    quality: null,
-    startedAt: null,
-    finishedAt: now,
-    createdAt: now,
-    updatedAt: now,
-    deletedAt: null,
-    ...over,
-  };
-}
 
 describe(`hot read queries (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
   let t: TestServices;
@@ -55,7 +27,7 @@ describe(`hot read queries (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
   after(async () => t?.cleanup());
 
   test('the key, its organization and the generation come back from one query, each as stored', async () => {
-    const g = generation(org.organization.id);
+    const g = generationRecord(org.organization.id);
     await t.services.store.generations.insert(g);
     const found = await t.services.store.apiKeys.findByHashWithGeneration(hashApiKey(org.owner.key), g.id);
     assert.ok(found);
@@ -66,9 +38,9 @@ describe(`hot read queries (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
 
     // Another organization's generation, a deleted one and an unknown id read as null; an unknown
     // key as no row at all.
-    const theirs = generation(other.organization.id);
+    const theirs = generationRecord(other.organization.id);
     await t.services.store.generations.insert(theirs);
-    const deleted = generation(org.organization.id, { deletedAt: new Date().toISOString() });
+    const deleted = generationRecord(org.organization.id, { deletedAt: new Date().toISOString() });
     await t.services.store.generations.insert(deleted);
     for (const id of [theirs.id, deleted.id, randomUUID()]) {
       const r = await t.services.store.apiKeys.findByHashWithGeneration(hashApiKey(org.owner.key), id);
@@ -78,7 +50,7 @@ describe(`hot read queries (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
   });
 
   test('GET /v2/generate/{id} answers from the preloaded row, and 404 for another organization', async () => {
-    const g = generation(org.organization.id);
+    const g = generationRecord(org.organization.id);
     await t.services.store.generations.insert(g);
     const mine = await t.app.inject({ url: `/v2/generate/${g.id}`, headers: org.owner.headers });
     assert.equal(mine.statusCode, 200, mine.body);
@@ -90,7 +62,7 @@ describe(`hot read queries (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
   });
 
   test('a read during another transaction never sees its uncommitted rows', async () => {
-    const g = generation(org.organization.id);
+    const g = generationRecord(org.organization.id);
     let during: Promise<unknown[]> | null = null;
     await assert.rejects(
       t.services.db.kysely.transaction().execute(async (trx) => {

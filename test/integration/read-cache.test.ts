@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import SQLite from 'better-sqlite3';
-import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
+import {
+  completedGenerationRecord,
+  createOrgWithKey,
+  createTestServices,
+  type TestOrg,
+  type TestServices,
+} from '../helpers/index.js';
 import { hashApiKey } from '../../src/domain/api-keys.js';
 import { changeStamp } from '../../src/store/database.js';
 import { ReadCache } from '../../src/store/read-cache.js';
@@ -164,36 +170,7 @@ describe(`read cache (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
 
 /** A COMPLETED generation with an output, written as a worker leaves it. */
 async function seedCompleted(t: TestServices, org: TestOrg): Promise<string> {
-  const now = new Date().toISOString();
-  const id = crypto.randomUUID();
-  await t.services.store.generations.insert({
-    id,
-    organizationId: org.organization.id,
-    projectId: null,
-    apiKeyId: null,
-    model: 'lipsync-2',
-    status: 'COMPLETED',
-    source: 'api',
-    input: [{ type: 'video', url: 'https://example.com/face.mp4' }],
-    resolvedInput: {},
-    options: { sync_mode: 'cut_off' },
-    segments: null,
-    webhookUrl: null,
-    outputFileName: null,
-    outputFormat: 'mp4',
-    outputKey: `outputs/${org.organization.id}/${id}.mp4`,
-    watermarkedKey: null,
-    outputUrl: null,
-    outputDuration: 5,
-    progress: 100,
-    error: null,
-    errorCode: null,
-    quality: null,
-    startedAt: now,
-    finishedAt: now,
-    createdAt: now,
-    updatedAt: now,
-    deletedAt: null,
-  });
-  return id;
+  const g = completedGenerationRecord(org.organization.id);
+  await t.services.store.generations.insert(g);
+  return g.id;
 }

@@ -14,6 +14,8 @@ import { machineLine, median, num, printTable } from './lib/stats.js';
 interface Target {
   name: string;
   url: string;
+  /** Spread the requests over these paths (many generations polled) instead of the URL's. */
+  paths?: string[];
   headers: Record<string, string>;
   server: BenchChild;
   results: LoadResult[];
@@ -26,6 +28,8 @@ const settings: LoadSettings = {
   duration: intOption(args, 'duration', args.quick ? 2 : 5),
 };
 const warmup: LoadSettings = { ...settings, duration: 1 };
+/** Generations polled at random in the "many generations" targets. */
+const SPREAD = 1000;
 
 await runMain(
   'get-generation',
@@ -54,6 +58,7 @@ await runMain(
       database: 'sqlite' | 'postgres',
       env: Record<string, string>,
       health: boolean,
+      spread: boolean,
     ) => {
       const dep = await deployment(database, { ...serviceEnv, ...env });
       const server = await startServiceServer(name, dep.env);
@@ -75,22 +80,36 @@ await runMain(
         });
       }
       targets.push({ name, url, headers, server, results: [] });
+      if (spread) {
+        // Many clients polling different generations: no two lookups alike, so neither the read cache
+        // (SQLite) nor a coalesced query (PostgreSQL) can answer one lookup for many requests.
+        const ids = await server.seed(SPREAD, 'COMPLETED');
+        const paths = ids.map((i) => `/v2/generate/${i}`);
+        targets.push({
+          name: `same, ${SPREAD} generations (${database})`,
+          url,
+          paths,
+          headers,
+          server,
+          results: [],
+        });
+      }
     };
-    await addService('GET /v2/generate/{id} (sqlite)', 'sqlite', {}, true);
+    await addService('GET /v2/generate/{id} (sqlite)', 'sqlite', {}, true, !args.quick);
     if (!args.quick)
-      await addService('same, LOG_LEVEL=info (sqlite)', 'sqlite', { LOG_LEVEL: 'info' }, false);
+      await addService('same, LOG_LEVEL=info (sqlite)', 'sqlite', { LOG_LEVEL: 'info' }, false, false);
     const pgProblem = args.noPostgres ? 'skipped (--no-postgres)' : await postgresProblem();
     if (pgProblem === null) {
       console.log(`PostgreSQL: ${postgresUrlForDisplay()} (a fresh schema)`);
-      await addService('GET /v2/generate/{id} (postgres)', 'postgres', {}, false);
+      await addService('GET /v2/generate/{id} (postgres)', 'postgres', {}, false, true);
     } else {
       console.log(`PostgreSQL not measured: ${pgProblem}`);
     }
 
     for (let r = 1; r <= rounds; r++) {
       for (const t of targets) {
-        await load(t.url, t.headers, warmup, t.server);
-        const res = await load(t.url, t.headers, settings, t.server);
+        await load(t.url, t.headers, { ...warmup, paths: t.paths }, t.server);
+        const res = await load(t.url, t.headers, { ...settings, paths: t.paths }, t.server);
         if (res.non2xx > 0 || res.errors > 0) {
           throw new Error(`${t.name}: ${res.non2xx} non-2xx responses and ${res.errors} errors/timeouts`);
         }

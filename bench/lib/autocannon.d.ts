@@ -14,6 +14,8 @@ declare module 'autocannon' {
     timeout?: number;
     maxOverallRequests?: number;
     excludeErrorStats?: boolean;
+    /** Requests each connection cycles through; setupRequest may rewrite one before it is sent. */
+    requests?: { setupRequest?: (req: Record<string, unknown>) => Record<string, unknown> }[];
   }
 
   export interface Histogram {

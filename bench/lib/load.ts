@@ -8,6 +8,11 @@ export interface LoadSettings {
   connections: number;
   /** Seconds. */
   duration: number;
+  /**
+   * Paths to spread the requests over (each request picks one at random), instead of the URL's own:
+   * many clients polling different resources rather than one resource polled again and again.
+   */
+  paths?: readonly string[];
 }
 
 export interface LoadResult {
@@ -46,6 +51,7 @@ export async function load(
         duration: settings.duration,
         timeout: 10,
         maxOverallRequests: MAX_REQUESTS,
+        ...(settings.paths?.length ? { requests: [{ setupRequest: randomPath(settings.paths) }] } : {}),
       },
       (err, res) => (err ? reject(err) : resolve(res)),
     );
@@ -72,4 +78,11 @@ export async function load(
     errors: result.errors + result.timeouts,
     serverCpuUsPerRequest: ok > 0 ? cpuUs / ok : NaN,
   };
+}
+
+function randomPath(paths: readonly string[]) {
+  return (req: Record<string, unknown>) => ({
+    ...req,
+    path: paths[Math.floor(Math.random() * paths.length)],
+  });
 }

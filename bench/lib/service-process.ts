@@ -8,6 +8,7 @@
 //
 // Commands (see protocol.ts) seed generation rows, finish them, and report memory, CPU time and the
 // number of long-poll waiters. The process exits when told to stop or when the parent goes away.
+import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
@@ -109,6 +110,10 @@ async function seed(count: number, status: 'PENDING' | 'COMPLETED'): Promise<str
         });
     }
   });
+  // A live database has statistics on its tables (autovacuum analyzes after bulk inserts, within a
+  // minute); without them the planner guesses about a table just filled here.
+  if (services.db.dialect === 'postgres')
+    await sql`analyze generations, api_keys, organizations`.execute(services.db.kysely);
   return rows.map((g) => g.id);
 }
 

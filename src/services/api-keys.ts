@@ -156,8 +156,10 @@ export class ApiKeyService {
 
   /**
    * Resolves an x-api-key value; null for anything that is not a usable key. With a generation id
-   * (a UUID), that generation of the key's organization is read in the same query. The key is read
-   * from the database on every call, never cached: revoking it takes effect at once on every instance.
+   * (a UUID), that generation of the key's organization is read in the same query. Every answer is
+   * the database's state after the call began (SQLite: the exact read cache; PostgreSQL: a query sent
+   * after the call, shared with the calls of the same moment; ADR 13, ADR 14): revoking a key takes
+   * effect at once on every instance.
    */
   async authenticate(raw: string | undefined, generationId?: string): Promise<AuthContext | null> {
     if (!raw || !looksLikeApiKey(raw)) return null;

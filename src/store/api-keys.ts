@@ -1,10 +1,11 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { ApiKeyTable, Database, GenerationTable } from './schema.js';
 import type { Role } from '../domain/api-keys.js';
 import { toOrganization, type Organization } from './organizations.js';
 import { toGeneration, type GenerationRecord } from './generations.js';
-import { changeStamp, compileOnce } from './database.js';
+import { changeStamp, compileOnce, isPostgres } from './database.js';
 import { ReadCache } from './read-cache.js';
+import { CoalescedRead } from './coalesced-read.js';
 
 const ORGANIZATION_COLUMNS = [
   'o.name as o_name',
@@ -168,11 +169,56 @@ export interface KeyWithGeneration extends KeyWithOrganization {
   readonly generation: GenerationRecord | null;
 }
 
+/** The lookups of one coalesced query (PostgreSQL), numbered from 1 in the order they were asked. */
+function requestedKeys(hashes: string) {
+  return sql<{
+    n: number;
+    hash: string;
+  }>`(select * from unnest(${hashes}::text[]) with ordinality as u(hash, n))`.as('q');
+}
+
+function requestedKeysAndGenerations(hashes: string, generationIds: string) {
+  return sql<{
+    n: number;
+    hash: string;
+    generation_id: string;
+  }>`(select * from unnest(${hashes}::text[], ${generationIds}::text[]) with ordinality as u(hash, generation_id, n))`.as(
+    'q',
+  );
+}
+
+/** Answers in the order of the lookups (row n answers lookup n); null where no key matched. */
+function inLookupOrder<R extends { n: number }, V>(
+  count: number,
+  rows: readonly R[],
+  of: (r: R) => V,
+): (V | null)[] {
+  const out: (V | null)[] = new Array<V | null>(count).fill(null);
+  for (const r of rows) out[r.n - 1] = of(r);
+  return out;
+}
+
+type KeyColumns = Selectable<ApiKeyTable> & OrganizationColumns;
+
+function keyWithOrganizationOf(r: KeyColumns): KeyWithOrganization {
+  return { key: toRecord(r), organization: organizationOf(r) };
+}
+
+function keyWithGenerationOf(r: KeyColumns & GenerationColumns): KeyWithGeneration {
+  return { key: toRecord(r), organization: organizationOf(r), generation: generationOf(r) };
+}
+
 export class ApiKeyRepository {
   private readonly keyWithOrganization;
   private readonly keyWithGeneration;
+  /** SQLite: answers kept while the database is unchanged (read-cache.ts). */
   private readonly withOrganization: ReadCache<KeyWithOrganization>;
   private readonly withGeneration: ReadCache<KeyWithGeneration>;
+  /** PostgreSQL: lookups of one event-loop turn sent as one query (coalesced-read.ts). */
+  private readonly coalesced: {
+    readonly withOrganization: CoalescedRead<{ hash: string }, KeyWithOrganization>;
+    readonly withGeneration: CoalescedRead<{ hash: string; generationId: string }, KeyWithGeneration>;
+  } | null = null;
 
   constructor(private readonly db: Kysely<Database>) {
     const stamp = changeStamp(db);
@@ -201,6 +247,7 @@ export class ApiKeyRepository {
         .select(GENERATION_COLUMNS)
         .where('k.key_hash', '=', p.hash),
     );
+    if (isPostgres(db)) this.coalesced = coalescedLookups(db);
   }
 
   async insert(k: ApiKeyRecord): Promise<void> {
@@ -232,14 +279,16 @@ export class ApiKeyRepository {
   }
 
   /**
-   * The key and its organization in one round trip (the authentication hot path). Answered from the
-   * read cache while the database is unchanged (read-cache.ts): a revoked key is refused at once on
-   * every instance all the same.
+   * The key and its organization in one round trip (the authentication hot path). On SQLite answered
+   * from the read cache while the database is unchanged (read-cache.ts), on PostgreSQL by one query
+   * for the lookups of the same event-loop turn (coalesced-read.ts): either way a revoked key is
+   * refused at once on every instance.
    */
   async findByHashWithOrganization(hash: string): Promise<KeyWithOrganization | null> {
+    if (this.coalesced) return this.coalesced.withOrganization.read(hash, { hash });
     return this.withOrganization.read(hash, async () => {
       const [r] = await this.keyWithOrganization.run(this.db, { hash });
-      return r ? { key: toRecord(r), organization: organizationOf(r) } : null;
+      return r ? keyWithOrganizationOf(r) : null;
     });
   }
 
@@ -249,10 +298,11 @@ export class ApiKeyRepository {
    * findByHashWithOrganization.
    */
   async findByHashWithGeneration(hash: string, generationId: string): Promise<KeyWithGeneration | null> {
-    return this.withGeneration.read(`${hash}/${generationId}`, async () => {
+    const key = `${hash}/${generationId}`;
+    if (this.coalesced) return this.coalesced.withGeneration.read(key, { hash, generationId });
+    return this.withGeneration.read(key, async () => {
       const [r] = await this.keyWithGeneration.run(this.db, { hash, generationId });
-      if (!r) return null;
-      return { key: toRecord(r), organization: organizationOf(r), generation: generationOf(r) };
+      return r ? keyWithGenerationOf(r) : null;
     });
   }
 
@@ -288,4 +338,53 @@ export class ApiKeyRepository {
   async touch(id: string, at: string): Promise<void> {
     await this.db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
   }
+}
+
+/**
+ * The PostgreSQL lookups of many keys (and generations) at once: one query per batch. Plain joins,
+ * not a LATERAL subquery per lookup: PostgreSQL then keeps one generic plan for the prepared statement
+ * (measured: a LATERAL form looked dearer to the planner than its custom plans and was planned again
+ * on every run, 150 us of the database's CPU each time).
+ */
+function coalescedLookups(db: Kysely<Database>) {
+  const keysWithOrganization = compileOnce(db, ['hashes'], (q, p) =>
+    q
+      .selectFrom(requestedKeys(p.hashes))
+      .innerJoin('api_keys as k', 'k.key_hash', 'q.hash')
+      .innerJoin('organizations as o', 'o.id', 'k.organization_id')
+      .select('q.n')
+      .select(KEY_COLUMNS)
+      .select(ORGANIZATION_COLUMNS),
+  );
+  const keysWithGeneration = compileOnce(db, ['hashes', 'generationIds'], (q, p) =>
+    q
+      .selectFrom(requestedKeysAndGenerations(p.hashes, p.generationIds))
+      .innerJoin('api_keys as k', 'k.key_hash', 'q.hash')
+      .innerJoin('organizations as o', 'o.id', 'k.organization_id')
+      .leftJoin('generations as g', (join) =>
+        join
+          .onRef('g.organization_id', '=', 'k.organization_id')
+          .onRef('g.id', '=', 'q.generation_id')
+          .on('g.deleted_at', 'is', null),
+      )
+      .select('q.n')
+      .select(KEY_COLUMNS)
+      .select(ORGANIZATION_COLUMNS)
+      .select(GENERATION_COLUMNS),
+  );
+  return {
+    withOrganization: new CoalescedRead<{ hash: string }, KeyWithOrganization>(async (lookups) => {
+      const rows = await keysWithOrganization.run(db, { hashes: lookups.map((l) => l.hash) });
+      return inLookupOrder(lookups.length, rows, keyWithOrganizationOf);
+    }),
+    withGeneration: new CoalescedRead<{ hash: string; generationId: string }, KeyWithGeneration>(
+      async (lookups) => {
+        const rows = await keysWithGeneration.run(db, {
+          hashes: lookups.map((l) => l.hash),
+          generationIds: lookups.map((l) => l.generationId),
+        });
+        return inLookupOrder(lookups.length, rows, keyWithGenerationOf);
+      },
+    ),
+  };
 }

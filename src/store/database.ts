@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type Compilable, type CompiledQuery } from 'kysely';
 import type { Database } from './schema.js';
 import { ensurePrivateFileSync, tightenFileSync } from '../private-files.js';
+import { runHotQuery } from './pg-hot-query.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -120,6 +121,11 @@ const pgPools = new WeakMap<Kysely<Database>, pg.Pool>();
  */
 export type ChangeStamp = () => readonly [number, number] | null;
 
+/** Whether this Kysely instance runs on PostgreSQL (through openDatabase). */
+export function isPostgres(db: Kysely<Database>): boolean {
+  return pgPools.has(db);
+}
+
 /** The change stamp of a SQLite database; null on PostgreSQL, which has no such cheap exact stamp. */
 export function changeStamp(db: Kysely<Database>): ChangeStamp | null {
   const handle = sqliteHandles.get(db);
@@ -190,8 +196,7 @@ export function compileOnce<P extends string, R>(
       }
       if (pool !== undefined && target === db) {
         // Outside a transaction: a connection of the pool, as Kysely would take, without its layers.
-        const res = await pool.query({ name, text: compiled.sql, values: parameters });
-        return res.rows as R[];
+        return runHotQuery<R>(pool, name, compiled.sql, parameters);
       }
       const res = await target.executeQuery<R>({ ...compiled, parameters });
       return res.rows;

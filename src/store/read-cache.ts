@@ -52,8 +52,8 @@ export class ReadCache<V extends object> {
   }
 }
 
-function deepFreeze<T>(value: T): T {
-  // Typed arrays cannot be frozen (none is read through the cache today).
+/** Freezes a plain value and everything in it (typed arrays excepted: they cannot be frozen). */
+export function deepFreeze<T>(value: T): T {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value) || ArrayBuffer.isView(value))
     return value;
   Object.freeze(value);

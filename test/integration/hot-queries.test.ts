@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import {
   createOrgWithKey,
   createTestServices,
@@ -85,5 +86,31 @@ describe(`hot read queries (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     assert.equal(found, null);
     assert.equal(withKey?.generation, null);
     assert.equal(await t.services.store.generations.findAny(g.id), null);
+  });
+
+  test('PostgreSQL describes a hot statement once per connection; later runs reuse it and read the same', async (ctx) => {
+    if (!t.services.db.pgPool) return ctx.skip('PostgreSQL only: named prepared statements');
+    const g = generationRecord(org.organization.id, { status: 'COMPLETED', error: null, errorCode: null });
+    await t.services.store.generations.insert(g);
+    const generations = t.services.store.generations;
+    const first = await generations.find(g.id, org.organization.id);
+    const proto = pg.Connection.prototype as unknown as { describe(...args: unknown[]): void };
+    const describe = proto.describe;
+    let describes = 0;
+    proto.describe = function (this: unknown, ...args: unknown[]) {
+      describes++;
+      return describe.apply(this, args);
+    };
+    try {
+      for (let i = 0; i < 30; i++) {
+        assert.deepEqual(await generations.find(g.id, org.organization.id), first);
+      }
+    } finally {
+      proto.describe = describe;
+    }
+    assert.ok(first?.status === 'COMPLETED');
+    // Only a connection that had not run the statement yet describes it: at most one per pool client.
+    assert.ok(describes <= t.services.db.pgPool.totalCount, `${describes} descriptions for 30 runs`);
+    assert.ok(describes < 30);
   });
 });

@@ -84,7 +84,11 @@ export interface Services {
 }
 
 export async function createServices(config: Config, logger: Logger): Promise<Services> {
-  const db = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const db = openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    onIdleConnectionLost: (err) => logger.warn({ err }, 'database connection lost; the pool opens another'),
+  });
   await migrateToLatest(db);
   const store = createStore(db);
   const rateLimiter = createRateLimiter(config.redisUrl, logger.child({ component: 'rate-limit' }));

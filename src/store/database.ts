@@ -25,12 +25,20 @@ async function ping(kysely: Kysely<Database>): Promise<void> {
   await sql`select 1`.execute(kysely);
 }
 
-export function openDatabase(opts: { databaseUrl: string | null; dataDir: string }): Db {
+export function openDatabase(opts: {
+  databaseUrl: string | null;
+  dataDir: string;
+  /** Told when the server ends an idle connection of the pool (a restart, a failover, a timeout). */
+  onIdleConnectionLost?: (err: Error) => void;
+}): Db {
   if (opts.databaseUrl) {
     // Keep BIGINT/NUMERIC as numbers: our sizes stay far below 2^53.
     pg.types.setTypeParser(20, (v) => Number(v));
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
     pool.on('connect', preparesHotQueries);
+    // The pool drops such a connection and opens another when needed; without a listener the error
+    // would be thrown as an uncaught exception and stop the process.
+    pool.on('error', (err) => opts.onIdleConnectionLost?.(err));
     const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     pgPools.set(kysely, pool);
     return {

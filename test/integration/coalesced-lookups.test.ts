@@ -3,6 +3,7 @@
 // give (unknown keys, other organizations' and deleted generations, a revoked key), on both databases.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import {
   completedGenerationRecord,
   createOrgWithKey,
@@ -112,5 +113,40 @@ describe(`coalesced authentication lookups (${database})`, () => {
     for (const found of after) assert.notEqual(found?.key.revokedAt, null, 'the revocation is seen');
     await waiting; // whichever state it read, it was made before the revocation
     assert.equal(await t.services.apiKeys.authenticate(c.owner.key), null, 'the key no longer authenticates');
+  });
+
+  test("the pool's connections terminated under it: lookups fail or answer, none hangs, later ones answer", async (ctx) => {
+    const pool = t.services.db.pgPool;
+    if (!pool) return ctx.skip('PostgreSQL only');
+    const hash = hashApiKey(a.owner.key);
+    const keys = t.services.store.apiKeys;
+    // Every connection the pool holds, ended by the server (as a restart or an administrator would).
+    const clients = await Promise.all(Array.from({ length: 4 }, () => pool.connect()));
+    const pids = await Promise.all(
+      clients.map(
+        async (c) => (await c.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid,
+      ),
+    );
+    for (const c of clients) c.release();
+    // From a connection of its own, outside the pool.
+    const admin = new pg.Client({ connectionString: t.services.config.databaseUrl ?? undefined });
+    await admin.connect();
+    try {
+      await admin.query('select pg_terminate_backend(pid) from unnest($1::int[]) as pid', [pids]);
+    } finally {
+      await admin.end();
+    }
+    // Several rounds at once, each settled (answered or failed): a batch that never settles would
+    // hold its slot of the two allowed out and stall every later lookup.
+    for (let round = 0; round < 3; round++) {
+      const settled = await Promise.allSettled(ofA.map((g) => keys.findByHashWithGeneration(hash, g.id)));
+      for (const s of settled)
+        if (s.status === 'rejected') assert.match(String(s.reason), /terminat|connection/i);
+    }
+    const answers = await Promise.all(ofA.map((g) => keys.findByHashWithGeneration(hash, g.id)));
+    assert.deepEqual(
+      answers.map((f) => f?.generation?.id),
+      ofA.map((g) => g.id),
+    );
   });
 });

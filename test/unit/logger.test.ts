@@ -33,6 +33,22 @@ describe('logger redaction', () => {
     assert.match(lines[0], /\[redacted\]/);
   });
 
+  test('voice-provider keys are censored at the top level and one level down, errors included', () => {
+    const { lines, logger } = capture();
+    const err = Object.assign(new Error('provider refused'), { apiKey: 'xi-ERRKEY' });
+    logger.info({ apiKey: 'xi-TOPKEY', provider: { name: 'elevenlabs', apiKey: 'xi-NESTEDKEY' } }, 'voices');
+    logger.warn({ err }, 'failed');
+    const text = lines.join('\n');
+    for (const secret of ['TOPKEY', 'NESTEDKEY', 'ERRKEY']) assert.doesNotMatch(text, new RegExp(secret));
+    const [first, second] = lines.map((l) => JSON.parse(l) as Record<string, any>);
+    assert.equal(first?.provider.name, 'elevenlabs', 'the rest of the object stays');
+    assert.equal(first?.provider.apiKey, '[redacted]');
+    assert.equal(second?.err.message, 'provider refused', 'the error keeps its message');
+    assert.match(String(second?.err.stack), /provider refused/);
+    assert.equal(second?.err.type, 'Error');
+    assert.equal(err.apiKey, 'xi-ERRKEY', 'the logged object itself is not changed');
+  });
+
   test('signed URL query values are blanked in every field and message, child loggers included', () => {
     const { lines, logger } = capture();
     const url = '/v2/files/assets/o/a.wav?expires=1900000000&sig=0123456789abcdef0123456789abcdef&name=a.wav';

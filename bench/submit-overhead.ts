@@ -239,7 +239,12 @@ await runMain(
     // Warm-up (disk cache, JIT, the worker's first job), then alternate so that drift hits all alike.
     await pipelineFfmpeg(work, probes);
     await onePassFfmpeg(work, seconds);
-    await serviceRun(server, assets);
+    const first = await serviceRun(server, assets);
+    const firstBaseline = await pipelineFfmpeg(work, probes);
+    console.log(
+      `  first generation after the server started: ${num(first.totalMs, 0)} ms ` +
+        `(${(first.totalMs / firstBaseline).toFixed(2)}x the pipeline ffmpeg run after it)`,
+    );
     await serviceRun(server, null);
     const pipeline: number[] = [];
     const onePass: number[] = [];

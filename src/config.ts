@@ -116,6 +116,11 @@ export interface Config {
   readonly trustProxy: boolean;
   /** Engine of every model the engines file does not map (LIPSYNC_DEFAULT_ENGINE). */
   readonly defaultEngine: EngineName;
+  /**
+   * A worker loads the engine's models when it starts and keeps them loaded while idle
+   * (LIPSYNC_ENGINE_WARM_UP, default on); off, the first job loads them and idle ones are let go.
+   */
+  readonly engineWarmUp: boolean;
   /** Time to receive a whole request, headers and body (not to answer it); then 408 and close. */
   readonly requestTimeoutMs: number;
   /** Time to receive the request headers; at most requestTimeoutMs. */
@@ -325,6 +330,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     enginesFile:
       env.LIPSYNC_ENGINES_FILE && env.LIPSYNC_ENGINES_FILE !== '' ? resolve(env.LIPSYNC_ENGINES_FILE) : null,
     defaultEngine,
+    engineWarmUp: bool('LIPSYNC_ENGINE_WARM_UP', true),
     webhookTimeoutMs: int('LIPSYNC_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
     ...httpTimeouts(int, problems, fetchTimeoutMs),
     batchConcurrency: planNumbers(env, 'LIPSYNC_BATCH_CONCURRENCY', problems),

@@ -101,4 +101,9 @@ export interface LipsyncEngine {
    */
   pixelFormatFor?(width: number, height: number, settings: Readonly<Record<string, unknown>>): PixelFormat;
   start(job: EngineJob): EngineRun;
+  /**
+   * Loads now what the first job would otherwise load (models, threads) and keeps it loaded, so that
+   * the first generation after a start, or after a pause, costs what the others do.
+   */
+  warmUp?(opts: { readonly jobsAtOnce: number }): Promise<void>;
 }

@@ -48,6 +48,14 @@ export class EngineRegistry {
     return new EngineRegistry(JSON.parse(readFileSync(path, 'utf8')) as EngineMapping, defaultEngine);
   }
 
+  /** Warms every engine a model is bound to (LipsyncEngine.warmUp); the ids of those warmed. */
+  async warmUp(opts: { readonly jobsAtOnce: number }): Promise<string[]> {
+    const engines = [...new Set([...this.bindings.values()].map((b) => b.engine))];
+    const warmed = engines.filter((e) => e.warmUp !== undefined);
+    await Promise.all(warmed.map((e) => e.warmUp?.(opts)));
+    return warmed.map((e) => e.id);
+  }
+
   for(modelId: string): EngineBinding {
     const b = this.bindings.get(modelId);
     if (!b) throw new Error(`no engine for model ${modelId}`);

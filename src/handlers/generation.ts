@@ -124,6 +124,10 @@ export function generationHandler(
       return runGeneration(input, ctx, deps.engines(), deps.articulation?.() ?? null);
     },
 
+    async warmUp({ jobsAtOnce }) {
+      await Promise.all([deps.engines().warmUp({ jobsAtOnce }), deps.articulation?.()?.warmUp?.()]);
+    },
+
     remote: {
       inputKeys: (input) => [input.visual.blobKey, input.audio.blobKey],
       outputKeys: (result) => [result.outputKey, result.watermarkedKey],

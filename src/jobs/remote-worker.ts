@@ -103,6 +103,7 @@ export async function startRemoteWorker(
       // The server's lease: heartbeats come often enough for it whatever this machine's settings.
       leaseMs: me.leaseMs,
       idlePollMs: config.workerIdlePollMs,
+      warmUp: config.engineWarmUp,
       tempRoot: config.tempDir,
       metrics,
     },

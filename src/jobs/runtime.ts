@@ -40,6 +40,8 @@ export interface Background {
 export interface BackgroundOptions {
   /** Kinds this process's workers serve; default: the configured list, else every registered kind. */
   readonly kinds?: readonly string[];
+  /** Warm the kinds' handlers up at start (JobHandler.warmUp); default LIPSYNC_ENGINE_WARM_UP. */
+  readonly warmUp?: boolean;
 }
 
 export function startBackground(services: Services, opts: BackgroundOptions = {}): Background {
@@ -63,6 +65,7 @@ export function startBackground(services: Services, opts: BackgroundOptions = {}
       concurrency: config.workerConcurrency,
       leaseMs: config.jobLeaseMs,
       idlePollMs: config.workerIdlePollMs,
+      warmUp: opts.warmUp ?? config.engineWarmUp,
       tempRoot: config.tempDir,
       metrics: services.metrics,
     },

@@ -20,6 +20,8 @@ export interface WorkerPoolOptions {
   readonly progressEveryMs?: number;
   /** Handed to every run (the engine's speed). */
   readonly metrics?: RunMetrics;
+  /** Warm the handlers of its kinds up at start (JobHandler.warmUp); default true. */
+  readonly warmUp?: boolean;
 }
 
 const STOP_MESSAGES = {
@@ -33,6 +35,8 @@ export class WorkerPool {
   private readonly sleepers = new Set<() => void>();
   private readonly active = new Map<string, AbortController>();
   private unsubscribe: (() => void) | null = null;
+  /** Warm-ups in flight; stop() waits for them (a thread ended mid-load can take the process down). */
+  private readonly warming: Promise<void>[] = [];
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
   constructor(
@@ -49,6 +53,22 @@ export class WorkerPool {
       if (kind === ANY_KIND || this.opts.kinds.includes(kind)) this.notify();
     });
     for (let i = 0; i < this.opts.concurrency; i++) this.loops.push(this.loop());
+    if (this.opts.warmUp !== false) this.warmUp();
+  }
+
+  /** JobHandler.warmUp of each kind served, in the background; the loops claim meanwhile. */
+  private warmUp(): void {
+    for (const kind of this.opts.kinds) {
+      const handler = this.registry.get(kind);
+      if (!handler.warmUp) continue;
+      const started = performance.now();
+      this.warming.push(
+        handler.warmUp({ jobsAtOnce: this.opts.concurrency }).then(
+          () => this.logger.info({ kind, ms: Math.round(performance.now() - started) }, 'job kind warmed up'),
+          (err: unknown) => this.logger.warn({ err, kind }, 'warming up failed; the first job loads instead'),
+        ),
+      );
+    }
   }
 
   /** Wakes idle loops now instead of at their next poll. */
@@ -62,7 +82,7 @@ export class WorkerPool {
     this.unsubscribe?.();
     this.notify();
     for (const c of this.active.values()) c.abort('shutdown' satisfies AbortReason);
-    await Promise.allSettled(this.loops);
+    await Promise.allSettled([...this.loops, ...this.warming]);
   }
 
   activeJobs(): string[] {

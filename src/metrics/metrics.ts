@@ -8,6 +8,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { RunMetrics } from '../jobs/handler.js';
 import type { JobRecord } from '../store/jobs.js';
 import type { TerminalJobStatus } from '../domain/jobs.js';
+import { trackerPool } from '../engines/cpu/tracker-thread.js';
 
 /** Queued and running jobs per kind, as the database counts them now. */
 export type JobCounts = () => Promise<readonly { kind: string; status: string; count: number }[]>;
@@ -110,6 +111,24 @@ export class Metrics implements RunMetrics {
       for (const outcome of RUN_OUTCOMES) this.workerRuns.inc({ kind, outcome }, 0);
     }
     for (const outcome of WEBHOOK_OUTCOMES) this.webhookDeliveries.inc({ outcome }, 0);
+    // Process-wide, like the default metrics: the cpu engine's pool of face-tracking threads.
+    new Gauge({
+      name: 'lipsync_engine_tracking_threads_idle',
+      help: "The cpu engine's face-tracking threads idle in this process, loaded or loading; LIPSYNC_ENGINE_WARM_UP keeps one per job that may run at once.",
+      registers,
+      collect() {
+        this.set(trackerPool().idle);
+      },
+    });
+    new Counter({
+      name: 'lipsync_engine_tracking_threads_started_total',
+      help: 'Face-tracking threads the cpu engine started in this process (each loads the face models, about a second of one core).',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(trackerPool().threadsStarted);
+      },
+    });
     const remoteWorkers = opts.remoteWorkers;
     if (remoteWorkers) {
       new Gauge({

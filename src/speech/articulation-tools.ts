@@ -4,7 +4,7 @@ import type { SpeechConfig } from '../config.js';
 import { alignTranscript } from './align.js';
 import type { ArticulationDeps } from './articulation.js';
 import { createRecognizer } from './recognition/registry.js';
-import { detectSpeech } from './vad.js';
+import { detectSpeech, loadSpeechDetector } from './vad.js';
 import { VISEME_SAMPLE_RATE, loadVisemeModel, type VisemeResult } from './viseme-model.js';
 import { readMono } from '../media/mono.js';
 
@@ -26,5 +26,6 @@ export function articulationTools(
     recognizer: cfg.articulation.recognize ? createRecognizer(cfg.recognition, opts) : null,
     align: alignTranscript,
     visemes: cfg.articulation.visemeModel ? visemesOf(cfg.articulation.visemeModel) : null,
+    warmUp: loadSpeechDetector,
   };
 }

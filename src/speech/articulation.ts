@@ -54,6 +54,8 @@ export interface ArticulationDeps {
   align: AlignTranscript;
   /** The learned audio-to-viseme model over a file (10 ms rows), or null when none is configured. */
   visemes?: ((path: string, signal?: AbortSignal) => Promise<VisemeResult>) | null;
+  /** Loads the detector's model now instead of in the first job (a worker's warm-up). */
+  warmUp?(): Promise<void>;
 }
 
 export interface ArticulationInput {

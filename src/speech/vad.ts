@@ -280,6 +280,11 @@ export function detectSpeechInSamples(samples: Float32Array, opts: VadOptions = 
  * then read in blocks (memory does not grow with the length). Throws VadModelError when the model cannot
  * be loaded and MediaProcessError when ffmpeg fails (e.g. no audio stream).
  */
+/** Loads the shared model now (a worker's warm-up); later calls find it loaded. */
+export async function loadSpeechDetector(): Promise<void> {
+  await sharedModel();
+}
+
 export async function detectSpeech(path: string, opts: VadOptions = {}): Promise<VadResult> {
   // Load the model first so a missing model fails before any decoding work.
   await sharedModel();

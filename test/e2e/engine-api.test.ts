@@ -30,6 +30,7 @@ import {
 } from '../../src/engines/cpu/quality.js';
 import { MODELS } from '../../src/domain/models.js';
 import { fixture } from '../helpers/paths.js';
+import { parsePrometheusText, sampleValue } from '../helpers/prometheus-text.js';
 import { createDeployment, startServer, type TestDeployment, type TestServer } from '../helpers/index.js';
 import {
   api,
@@ -189,7 +190,10 @@ describe('the CPU engine through the API', { timeout: 300_000 }, () => {
         media.still,
       ]),
     ]);
-    dep = await createDeployment({ env: { LIPSYNC_WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn' } });
+    // As users get it: the engine warmed up at start (the test helpers turn that off elsewhere).
+    dep = await createDeployment({
+      env: { LIPSYNC_WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn', LIPSYNC_ENGINE_WARM_UP: '1' },
+    });
     server = await startServer({ env: { ...dep.env } });
     org = await cliOrg(dep.env);
     for (const [name, path] of Object.entries(media)) ids[name] = await uploadOverHttp(server, org, path);
@@ -229,6 +233,29 @@ describe('the CPU engine through the API', { timeout: 300_000 }, () => {
         assert.equal(typeof m[k], 'string', `${m.id}.${k}`);
       assert.equal(m.acceptsImage, m.id === 'sync-3', m.id);
     }
+  });
+
+  test('the tracking thread is loaded at start and kept: a generation starts none of its own', async () => {
+    const threads = async () => {
+      const res = await fetch(`${server.url}/metrics`);
+      assert.equal(res.status, 200);
+      const families = parsePrometheusText(await res.text());
+      return {
+        idle: sampleValue(families, 'lipsync_engine_tracking_threads_idle'),
+        started: sampleValue(families, 'lipsync_engine_tracking_threads_started_total'),
+      };
+    };
+    // The warm-up runs in the background from the start; a generation before it ends would wait for
+    // that same thread, but here the point is the kept one.
+    let before = await threads();
+    for (let i = 0; i < 600 && before.idle !== 1; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      before = await threads();
+    }
+    assert.equal(before.idle, 1, 'one thread loaded (one job at a time)');
+    const g = await lipsync('face', 'speech');
+    assert.equal(g.status, 'COMPLETED');
+    assert.deepEqual(await threads(), before, 'no thread started for the job; it went back to the pool');
   });
 
   test('a face clip driven by a different speech: the mouth follows the new audio', async (t) => {

@@ -51,6 +51,9 @@ export async function createTestServices(opts: TestServicesOptions = {}): Promis
     // Recognizing the words of every recording (pocketsphinx, about 0.4 x real time here) serves only
     // the articulation tests, which turn it on; voice activity and transcripts still run everywhere.
     LIPSYNC_ARTICULATION_RECOGNIZE: '0',
+    // A warmed worker loads the face models on a thread at start (about a second of one core, and a
+    // thread that must not be ended mid-load): only the tests of the warm-up turn it on.
+    LIPSYNC_ENGINE_WARM_UP: '0',
     ...(schema ? { DATABASE_URL: schema.url } : {}),
     ...opts.env,
   };

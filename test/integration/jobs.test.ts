@@ -352,6 +352,68 @@ describe(`the job system (${DB})`, { timeout: 120_000 }, () => {
     }
   });
 
+  test('a pool warms its kinds up at start without holding claims back, and stop waits for the warm-up', async () => {
+    await stopWorkers();
+    const kind = 'warming';
+    const warm = probeKind(kind);
+    const calls: { jobsAtOnce: number }[] = [];
+    let finishWarmUp = () => {};
+    const warmedUp = new Promise<void>((resolve) => (finishWarmUp = resolve));
+    t.services.handlers.register({
+      ...warm.handler,
+      warmUp: async (o) => {
+        calls.push(o);
+        await warmedUp;
+      },
+    });
+    const cold = startBackground(t.services, { kinds: [kind], warmUp: false });
+    await cold.stop();
+    assert.equal(calls.length, 0, 'warmUp: false warms nothing');
+
+    const pool = startBackground(t.services, { kinds: [kind], warmUp: true });
+    assert.deepEqual(calls, [{ jobsAtOnce: 2 }], 'once, for each job the pool may run at once');
+    // A job is claimed and run while the warm-up is still under way.
+    const j = await enqueue({ mode: 'ok' }, 'org-a', kind);
+    for (let i = 0; i < 200; i++) {
+      const change = t.services.bus.waitForChange(j.subjectId, 500);
+      const now = (await jobs().findBySubject(kind, j.subjectId))!;
+      await change;
+      if (now.status === 'completed') break;
+    }
+    assert.equal(warm.runs.get(j.subjectId), 1);
+    // stop() returns only after the warm-up ended (a thread stopped mid-load can abort the process).
+    let stopped = false;
+    const stopping = pool.stop().then(() => (stopped = true));
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(stopped, false);
+    finishWarmUp();
+    await stopping;
+    assert.equal(stopped, true);
+  });
+
+  test('a failed warm-up is logged and the pool runs jobs as usual', async () => {
+    await stopWorkers();
+    const kind = 'warm-fails';
+    const warm = probeKind(kind);
+    t.services.handlers.register({
+      ...warm.handler,
+      warmUp: () => Promise.reject(new Error('models missing')),
+    });
+    const pool = startBackground(t.services, { kinds: [kind], warmUp: true });
+    try {
+      const j = await enqueue({ mode: 'ok' }, 'org-a', kind);
+      for (let i = 0; i < 200; i++) {
+        const change = t.services.bus.waitForChange(j.subjectId, 500);
+        const now = (await jobs().findBySubject(kind, j.subjectId))!;
+        await change;
+        if (now.status === 'completed') break;
+      }
+      assert.equal(warm.runs.get(j.subjectId), 1);
+    } finally {
+      await pool.stop();
+    }
+  });
+
   test('a process refuses to start while jobs of a kind it has no handler for are waiting', async () => {
     await enqueue({ mode: 'ok' }, 'org-a', 'probe');
     await kysely()

@@ -32,7 +32,7 @@ import { warpYuvInPlace } from './mouth-warp-yuv.js';
 import { prefetch } from './prefetch.js';
 import { changeWeights } from './active-speaker.js';
 import { planSpeaker, type SpeakerReport } from './speaker-scan.js';
-import { trackInProcess, trackInWorker, type TrackerStats } from './tracker-thread.js';
+import { trackInProcess, trackInWorker, warmTrackers, type TrackerStats } from './tracker-thread.js';
 import { pearson } from './stats.js';
 import { clamped, yuvToRgb, type Rect } from './yuv.js';
 import type { PixelFormat } from '../../media/frames.js';
@@ -121,6 +121,15 @@ export class CpuEngine implements LipsyncEngine {
     const forced = settings.pixelFormat;
     if (forced === 'rgb24' || forced === 'yuv420p') return forced;
     return width * height >= YUV_MIN_PIXELS ? 'yuv420p' : 'rgb24';
+  }
+
+  /**
+   * A tracking thread per job that may run at once, models loaded and kept loaded (not closed after a
+   * minute idle), and the mesh's layout for the rig.
+   */
+  async warmUp(opts: { readonly jobsAtOnce: number }): Promise<void> {
+    meshLayout();
+    await warmTrackers(opts.jobsAtOnce);
   }
 
   start(job: EngineJob): EngineRun {

@@ -70,8 +70,17 @@ interface PooledWorker {
 }
 
 const idle: PooledWorker[] = [];
+/** Idle workers kept loaded instead of closed after IDLE_CLOSE_MS (warmTrackers raises it). */
+let keepLoaded = 0;
+let threadsStarted = 0;
+
+/** The pool as it stands: idle threads (loaded or loading), how many are kept, how many ever started. */
+export function trackerPool(): { idle: number; keptLoaded: number; threadsStarted: number } {
+  return { idle: idle.length, keptLoaded: keepLoaded, threadsStarted };
+}
 
 function spawnWorker(): PooledWorker {
+  threadsStarted++;
   // Under tsx (tests, benchmarks) this module is the .ts source and the worker needs tsx's loader
   // too (a worker does not take it from --import); built, both are plain .js.
   const source = import.meta.url.endsWith('.ts');
@@ -107,13 +116,60 @@ function acquire(): PooledWorker {
 
 function release(w: PooledWorker): void {
   w.worker.unref();
+  idle.push(w);
+  scheduleIdleClose(w);
+}
+
+function scheduleIdleClose(w: PooledWorker): void {
   w.idleTimer = setTimeout(() => {
+    w.idleTimer = null;
     const i = idle.indexOf(w);
-    if (i >= 0) idle.splice(i, 1);
+    if (i < 0) return;
+    // The kept ones stay loaded; the timer looks again later in case more become idle meanwhile.
+    if (idle.length <= keepLoaded) return scheduleIdleClose(w);
+    idle.splice(i, 1);
     void w.worker.terminate();
   }, IDLE_CLOSE_MS);
   w.idleTimer.unref();
-  idle.push(w);
+}
+
+/**
+ * Loads `count` tracking threads now and keeps that many loaded while idle, so that no job pays for
+ * the models (about a second of one core) or the first run of each network. Resolves once they are
+ * ready; rejects when a thread cannot load its models (the next job then tries again).
+ */
+export async function warmTrackers(count = 1): Promise<void> {
+  keepLoaded = Math.max(keepLoaded, count);
+  // Loading ones wait in the pool: a job that comes meanwhile takes one and waits for it to be ready
+  // (trackInWorker) instead of loading a thread of its own.
+  const loading: Promise<void>[] = [];
+  while (idle.length < count) {
+    const w = spawnWorker();
+    idle.push(w);
+    scheduleIdleClose(w);
+    loading.push(w.ready);
+    // Loading holds the process open like any work in progress; a loaded idle thread does not. One that
+    // failed to load leaves the pool (a job must not take it).
+    w.ready.then(
+      () => {
+        if (idle.includes(w)) w.worker.unref();
+      },
+      () => {
+        const i = idle.indexOf(w);
+        if (i >= 0) idle.splice(i, 1);
+        if (w.idleTimer) clearTimeout(w.idleTimer);
+      },
+    );
+  }
+  await Promise.all(loading);
+}
+
+/** Closes every idle tracking thread and keeps none loaded (tests, shutdown). */
+export async function closeIdleTrackers(): Promise<void> {
+  keepLoaded = 0;
+  const closing = idle.splice(0);
+  for (const w of closing) if (w.idleTimer) clearTimeout(w.idleTimer);
+  await Promise.all(closing.map((w) => w.worker.terminate()));
 }
 
 /** How long a worker stopped mid-stream gets to finish the frames it holds before it is terminated. */

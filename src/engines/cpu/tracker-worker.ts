@@ -4,7 +4,7 @@
 // order (tracking depends on the previous frame).
 import { parentPort } from 'node:worker_threads';
 import { frameBytes } from '../../media/frames.js';
-import { faceModels, type FaceModels } from './face-models.js';
+import { faceModels, MESH_INPUT, type FaceModels } from './face-models.js';
 import { FaceTracker, type FaceObservation, type FaceTrackerOptions } from './face-tracker.js';
 
 type Request =
@@ -94,7 +94,15 @@ async function flush(): Promise<void> {
   answer(seq, await tracker.track(slotOf(seq)));
 }
 
-faceModels().then(
+async function load(): Promise<FaceModels> {
+  const m = await faceModels();
+  // The networks' first runs (allocations, kernel choices) here, not in a job's first frames.
+  await new FaceTracker(m, 64, 64, { fps: 25 }).track(new Uint8Array(64 * 64 * 3));
+  await m.landmarks(new Float32Array(MESH_INPUT * MESH_INPUT * 3));
+  return m;
+}
+
+load().then(
   (m) => {
     models = m;
     port.on('message', (m: Request) => {

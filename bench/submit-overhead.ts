@@ -16,12 +16,14 @@
 //
 //   node --import tsx bench/submit-overhead.ts [--quick] [--runs=N] [--video=face_1.mp4]
 //                                              [--audio=audio_1.wav] [--engine=passthrough]
-//                                              [--size=1280x720] [--recognize=1]
+//                                              [--size=1280x720] [--recognize=1] [--warm-up=0]
 //
 // --size: the fixture clip is first re-encoded to that size (scaled to the height and padded to the
 // width, as bench/engine.ts makes its 720p case; the scaled clip must not be wider), and that file is
 // the input. --recognize=1: the words of the recording are recognized for the mouth shapes
-// (LIPSYNC_ARTICULATION_RECOGNIZE=1; off by default, as in the server).
+// (LIPSYNC_ARTICULATION_RECOGNIZE=1; off by default, as in the server). --warm-up=0: the worker does
+// not load the engine at start (LIPSYNC_ENGINE_WARM_UP=0), so the first generation loads it. The first
+// generation after the start is printed on its own; the runs measured come after it.
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -232,6 +234,7 @@ await runMain(
     const dep = await deployment('sqlite', {
       LIPSYNC_ENGINES_FILE: enginesFile,
       LIPSYNC_ARTICULATION_RECOGNIZE: args.values.recognize === '1' ? '1' : '0',
+      LIPSYNC_ENGINE_WARM_UP: args.values['warm-up'] === '0' ? '0' : '1',
     });
     const server = await startServiceServer('server (sqlite, LIPSYNC_ROLE=all)', dep.env);
     const assets = { video: await upload(server, VIDEO), audio: await upload(server, AUDIO) };

@@ -275,16 +275,16 @@ export function detectSpeechInSamples(samples: Float32Array, opts: VadOptions = 
   return runVad([samples], opts);
 }
 
-/**
- * VAD over any audio or video file: ffmpeg decodes its first audio stream to 16 kHz mono float, which is
- * then read in blocks (memory does not grow with the length). Throws VadModelError when the model cannot
- * be loaded and MediaProcessError when ffmpeg fails (e.g. no audio stream).
- */
 /** Loads the shared model now (a worker's warm-up); later calls find it loaded. */
 export async function loadSpeechDetector(): Promise<void> {
   await sharedModel();
 }
 
+/**
+ * VAD over any audio or video file: ffmpeg decodes its first audio stream to 16 kHz mono float, which is
+ * then read in blocks (memory does not grow with the length). Throws VadModelError when the model cannot
+ * be loaded and MediaProcessError when ffmpeg fails (e.g. no audio stream).
+ */
 export async function detectSpeech(path: string, opts: VadOptions = {}): Promise<VadResult> {
   // Load the model first so a missing model fails before any decoding work.
   await sharedModel();

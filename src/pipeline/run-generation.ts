@@ -13,6 +13,7 @@ import { withTempDir } from '../media/tempdir.js';
 import { conformedFrames, prepareConform, renderConformed } from '../media/conform.js';
 import { encodeFrames, FramePool, frameBytes } from '../media/frames.js';
 import { probeOwnOutput } from '../media/iso-probe.js';
+import { startedNow, type StartedNow } from '../media/started-now.js';
 import { probeMedia, type MediaProbe } from '../media/probe.js';
 import { watermarkVideo } from '../media/watermark.js';
 import { MediaProcessError } from '../media/ffmpeg.js';
@@ -71,97 +72,74 @@ export async function runGeneration(
   return withTempDir(
     'lipsync-job',
     async (dir) => {
-      let visualPath = join(dir, 'visual');
-      const audioPath = join(dir, 'audio');
-      await Promise.all([
-        ctx.files.download(visual.blobKey, visualPath, ctx.signal),
-        ctx.files.download(input.audio.blobKey, audioPath, ctx.signal),
-      ]);
-      const [visualProbe, audioProbe] = await Promise.all([
-        probeOf(visual, visualPath),
-        probeOf(input.audio, audioPath),
-      ]);
-      visual = { ...visual, probe: visualProbe };
-      const audio = { ...input.audio, probe: audioProbe };
-      ctx.progress(2);
-      if (edit) {
-        // A dialogue edit: the picture retimed onto the preview's clock; then the normal path.
-        const edited = await renderEditedVideo({ path: visualPath, probe: visual.probe }, edit, dir, {
-          signal: ctx.signal,
-        });
-        visualPath = edited.path;
-        visual = { ...visual, probe: edited.probe };
-      }
-      // What is said when (voice activity, words, phones) is worked out on the audio input while the
-      // video is conformed: the two use different tools and the machine's two cores. Its own abort
-      // signal stops it when the conform fails, before the temp folder goes.
-      const articulationAbort = new AbortController();
-      const stopArticulation = () => articulationAbort.abort(ctx.signal.reason);
-      ctx.signal.addEventListener('abort', stopArticulation, { once: true });
-      const articulating = binding.engine.passthrough
-        ? Promise.resolve(null)
-        : articulationFor(
-            {
-              audioPath,
-              durationMs: Math.round((audio.probe.durationSeconds ?? 0) * 1000),
-              timeline: audio.timeline ?? null,
-              transcript: req.audio.transcript ?? edit?.transcript ?? null,
-              workDir: dir,
-              signal: articulationAbort.signal,
-              onProblem: (step, err) =>
-                ctx.logger.warn({ err, step }, 'articulation step failed; a simpler source was used'),
+      // The engine's frames, decoded from as soon as the conform plan is known (below).
+      let engineFrames: StartedNow<Buffer> | null = null;
+      try {
+        let visualPath = join(dir, 'visual');
+        const audioPath = join(dir, 'audio');
+        await Promise.all([
+          ctx.files.download(visual.blobKey, visualPath, ctx.signal),
+          ctx.files.download(input.audio.blobKey, audioPath, ctx.signal),
+        ]);
+        const [visualProbe, audioProbe] = await Promise.all([
+          probeOf(visual, visualPath),
+          probeOf(input.audio, audioPath),
+        ]);
+        visual = { ...visual, probe: visualProbe };
+        const audio = { ...input.audio, probe: audioProbe };
+        ctx.progress(2);
+        if (edit) {
+          // A dialogue edit: the picture retimed onto the preview's clock; then the normal path.
+          const edited = await renderEditedVideo({ path: visualPath, probe: visual.probe }, edit, dir, {
+            signal: ctx.signal,
+          });
+          visualPath = edited.path;
+          visual = { ...visual, probe: edited.probe };
+        }
+        // What is said when (voice activity, words, phones) is worked out on the audio input while the
+        // video is conformed: the two use different tools and the machine's two cores. Its own abort
+        // signal stops it when the conform fails, before the temp folder goes.
+        const articulationAbort = new AbortController();
+        const stopArticulation = () => articulationAbort.abort(ctx.signal.reason);
+        ctx.signal.addEventListener('abort', stopArticulation, { once: true });
+        const articulating = binding.engine.passthrough
+          ? Promise.resolve(null)
+          : articulationFor(
+              {
+                audioPath,
+                durationMs: Math.round((audio.probe.durationSeconds ?? 0) * 1000),
+                timeline: audio.timeline ?? null,
+                transcript: req.audio.transcript ?? edit?.transcript ?? null,
+                workDir: dir,
+                signal: articulationAbort.signal,
+                onProblem: (step, err) =>
+                  ctx.logger.warn({ err, step }, 'articulation step failed; a simpler source was used'),
+              },
+              speech,
+            );
+        // Observed at once so a conform failure never leaves a rejection unhandled.
+        articulating.catch(() => undefined);
+        const prepared = await prepareConform(
+          {
+            visual: { path: visualPath, probe: visual.probe },
+            audio: { path: audioPath, probe: audio.probe },
+            options: {
+              syncMode: req.options.syncMode,
+              fps: req.options.fps,
+              outputResolution: req.options.outputResolution,
+              speedup: req.options.speedup,
+              outputFormat: format,
+              segments: toConformSegments(req.segments, visual.probe.video?.fps ?? 25),
             },
-            speech,
-          );
-      // Observed at once so a conform failure never leaves a rejection unhandled.
-      articulating.catch(() => undefined);
-      const prepared = await prepareConform(
-        {
-          visual: { path: visualPath, probe: visual.probe },
-          audio: { path: audioPath, probe: audio.probe },
-          options: {
-            syncMode: req.options.syncMode,
-            fps: req.options.fps,
-            outputResolution: req.options.outputResolution,
-            speedup: req.options.speedup,
-            outputFormat: format,
-            segments: toConformSegments(req.segments, visual.probe.video?.fps ?? 25),
           },
-        },
-        dir,
-        { signal: ctx.signal, onProgress: (f) => ctx.progress(2 + f * 18) },
-      ).catch(async (err: unknown) => {
-        articulationAbort.abort();
-        await articulating.catch(() => undefined);
-        throw err;
-      });
-      const { plan } = prepared;
-      const articulation = await articulating.finally(() =>
-        ctx.signal.removeEventListener('abort', stopArticulation),
-      );
-      // The viseme model reads the conformed audio: its rows are then in output time already.
-      const visemes =
-        speech?.visemes && !binding.engine.passthrough
-          ? await visemesOrNull(speech.visemes, prepared.audioPath, ctx.signal)
-          : null;
-      const out = join(dir, `output.${format}`);
-      const engineStarted = performance.now();
-      let report: EngineReport;
-      if (binding.engine.passthrough) {
-        await renderConformed(prepared, out, format, {
-          signal: ctx.signal,
-          onProgress: (f) => ctx.progress(20 + f * 65),
+          dir,
+          { signal: ctx.signal, onProgress: (f) => ctx.progress(2 + f * 18) },
+        ).catch(async (err: unknown) => {
+          articulationAbort.abort();
+          await articulating.catch(() => undefined);
+          throw err;
         });
-        report = {
-          engine: binding.engine.id,
-          framesTotal: plan.frameCount,
-          framesWithFace: 0,
-          lipMotionGenerated: false,
-        };
-      } else {
-        // Active-speaker detection looks at the whole video once before drawing: it gets the
-        // first part of the engine's share of the progress.
-        const scanShare = wantsSpeakerScan(req.options) ? 0.3 : 0;
+        const { plan } = prepared;
         // yuv420p through the pipes when the engine wants it for this size (and the size is even).
         const pixelFormat =
           binding.engine.pixelFormatFor?.(plan.width, plan.height, binding.settings) === 'yuv420p' &&
@@ -171,90 +149,134 @@ export async function runGeneration(
             : ('rgb24' as const);
         // Frame buffers go round from the decoder through the engine to the encoder and back.
         const pool = new FramePool(frameBytes({ width: plan.width, height: plan.height, pixelFormat }));
-        const run = binding.engine.start({
-          frames: conformedFrames(prepared, { signal: ctx.signal, pixelFormat, pool, tmpRoot: dir }),
-          pixelFormat,
-          width: plan.width,
-          height: plan.height,
-          fps: plan.fps,
-          frameCount: plan.frameCount,
-          audioPath: prepared.audioPath,
-          // A dialogue edit redraws only its slots: elsewhere the frames pass through untouched.
-          activeSpans: edit
-            ? activeSpansOf(edit.slots, plan.durationSeconds * 1000)
-            : plan.segments.length
-              ? plan.segments.map((s) => ({ start: s.startTime, end: s.endTime }))
-              : null,
-          phonemes: articulation ? inOutputTime(articulation.phonemes, plan) : null,
-          phonemeSpans: articulation?.trusted ? inOutputTime(articulation.trusted, plan) : null,
-          phonemesAligned: articulation ? articulation.primary !== 'text' : false,
-          speech: articulation?.speech ? inOutputTime(articulation.speech, plan) : null,
-          visemes,
-          options: req.options,
-          settings: binding.settings,
-          signal: ctx.signal,
-          scene: conformedScene(prepared, { path: visualPath, hasAudio: visual.probe.audio !== null }, dir, {
+        // Decoding starts now: the decoder's start and first frames (~0.1 s here) overlap the end of
+        // voice activity and the engine's own start instead of following them.
+        if (!binding.engine.passthrough) {
+          engineFrames = startedNow(
+            conformedFrames(prepared, { signal: ctx.signal, pixelFormat, pool, tmpRoot: dir }),
+          );
+        }
+        const articulation = await articulating.finally(() =>
+          ctx.signal.removeEventListener('abort', stopArticulation),
+        );
+        // The viseme model reads the conformed audio: its rows are then in output time already.
+        const visemes =
+          speech?.visemes && !binding.engine.passthrough
+            ? await visemesOrNull(speech.visemes, prepared.audioPath, ctx.signal)
+            : null;
+        const out = join(dir, `output.${format}`);
+        const engineStarted = performance.now();
+        let report: EngineReport;
+        if (binding.engine.passthrough) {
+          await renderConformed(prepared, out, format, {
             signal: ctx.signal,
-          }),
-          onPrepassProgress: (f) => ctx.progress(20 + 65 * scanShare * f),
-        });
-        await encodeFrames(
-          run.frames,
-          {
+            onProgress: (f) => ctx.progress(20 + f * 65),
+          });
+          report = {
+            engine: binding.engine.id,
+            framesTotal: plan.frameCount,
+            framesWithFace: 0,
+            lipMotionGenerated: false,
+          };
+        } else {
+          // Active-speaker detection looks at the whole video once before drawing: it gets the
+          // first part of the engine's share of the progress.
+          const scanShare = wantsSpeakerScan(req.options) ? 0.3 : 0;
+          const frames = engineFrames;
+          if (!frames) throw new Error('the engine has no frames');
+          const run = binding.engine.start({
+            frames,
+            pixelFormat,
             width: plan.width,
             height: plan.height,
-            pixelFormat,
-            fps: plan.fpsText,
-            outputPath: out,
-            format,
+            fps: plan.fps,
+            frameCount: plan.frameCount,
             audioPath: prepared.audioPath,
-            durationSeconds: plan.durationSeconds,
-          },
-          {
+            // A dialogue edit redraws only its slots: elsewhere the frames pass through untouched.
+            activeSpans: edit
+              ? activeSpansOf(edit.slots, plan.durationSeconds * 1000)
+              : plan.segments.length
+                ? plan.segments.map((s) => ({ start: s.startTime, end: s.endTime }))
+                : null,
+            phonemes: articulation ? inOutputTime(articulation.phonemes, plan) : null,
+            phonemeSpans: articulation?.trusted ? inOutputTime(articulation.trusted, plan) : null,
+            phonemesAligned: articulation ? articulation.primary !== 'text' : false,
+            speech: articulation?.speech ? inOutputTime(articulation.speech, plan) : null,
+            visemes,
+            options: req.options,
+            settings: binding.settings,
             signal: ctx.signal,
-            pool,
-            onFrames: (n) =>
-              ctx.progress(20 + 65 * (scanShare + ((1 - scanShare) * n) / Math.max(1, plan.frameCount))),
-          },
-        );
-        report = run.report();
-        if (report.framesTotal > 0 && report.framesWithFace === 0) {
-          throw new AppError('generation_no_face_detected', { details: { quality: report } });
+            scene: conformedScene(
+              prepared,
+              { path: visualPath, hasAudio: visual.probe.audio !== null },
+              dir,
+              {
+                signal: ctx.signal,
+              },
+            ),
+            onPrepassProgress: (f) => ctx.progress(20 + 65 * scanShare * f),
+          });
+          await encodeFrames(
+            run.frames,
+            {
+              width: plan.width,
+              height: plan.height,
+              pixelFormat,
+              fps: plan.fpsText,
+              outputPath: out,
+              format,
+              audioPath: prepared.audioPath,
+              durationSeconds: plan.durationSeconds,
+            },
+            {
+              signal: ctx.signal,
+              pool,
+              onFrames: (n) =>
+                ctx.progress(20 + 65 * (scanShare + ((1 - scanShare) * n) / Math.max(1, plan.frameCount))),
+            },
+          );
+          report = run.report();
+          if (report.framesTotal > 0 && report.framesWithFace === 0) {
+            throw new AppError('generation_no_face_detected', { details: { quality: report } });
+          }
         }
-      }
-      ctx.metrics?.engineFrames(
-        report.engine,
-        report.framesTotal,
-        (performance.now() - engineStarted) / 1000,
-      );
-      // Read from the file's own boxes: the output's duration and size without an ffprobe start.
-      const probe = await probeOwnOutput(out);
-      const outputDuration = probe.durationSeconds ?? plan.durationSeconds;
+        ctx.metrics?.engineFrames(
+          report.engine,
+          report.framesTotal,
+          (performance.now() - engineStarted) / 1000,
+        );
+        // Read from the file's own boxes: the output's duration and size without an ffprobe start.
+        const probe = await probeOwnOutput(out);
+        const outputDuration = probe.durationSeconds ?? plan.durationSeconds;
 
-      let watermarkedKey: string | null = null;
-      if (input.watermark) {
-        const wm = join(dir, `watermarked.${format}`);
-        await watermarkVideo(out, wm, { signal: ctx.signal, format, probe });
-        watermarkedKey = await ctx.files.upload(`preview.${format}`, wm, contentType);
-      }
-      ctx.progress(95);
-      const outputKey = await ctx.files.upload(`output.${format}`, out, contentType);
-      return {
-        outputKey,
-        watermarkedKey,
-        outputDuration,
-        fps: plan.fps,
-        quality: {
-          ...report,
-          width: plan.width,
-          height: plan.height,
+        let watermarkedKey: string | null = null;
+        if (input.watermark) {
+          const wm = join(dir, `watermarked.${format}`);
+          await watermarkVideo(out, wm, { signal: ctx.signal, format, probe });
+          watermarkedKey = await ctx.files.upload(`preview.${format}`, wm, contentType);
+        }
+        ctx.progress(95);
+        const outputKey = await ctx.files.upload(`output.${format}`, out, contentType);
+        return {
+          outputKey,
+          watermarkedKey,
+          outputDuration,
           fps: plan.fps,
-          syncMode: plan.syncMode,
-          ...(articulation
-            ? { articulation: articulationReport(articulation, plan, { visemeModel: visemes !== null }) }
-            : {}),
-        },
-      };
+          quality: {
+            ...report,
+            width: plan.width,
+            height: plan.height,
+            fps: plan.fps,
+            syncMode: plan.syncMode,
+            ...(articulation
+              ? { articulation: articulationReport(articulation, plan, { visemeModel: visemes !== null }) }
+              : {}),
+          },
+        };
+      } finally {
+        // A failure before the engine read the frames: the decoder stops before its folder goes.
+        await engineFrames?.close();
+      }
     },
     { signal: ctx.signal, root: ctx.tempRoot },
   ).catch((err: unknown) => {

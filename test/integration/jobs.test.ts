@@ -126,10 +126,14 @@ describe(`the job system (${DB})`, { timeout: 120_000 }, () => {
     return j;
   }
   /** Waits (on the event bus, no fixed sleeps) until the job satisfies `done`. */
-  async function waitFor(subjectId: string, done: (j: JobRecord) => boolean): Promise<JobRecord> {
+  async function waitFor(
+    subjectId: string,
+    done: (j: JobRecord) => boolean,
+    kind = 'probe',
+  ): Promise<JobRecord> {
     for (let i = 0; i < 200; i++) {
       const change = t.services.bus.waitForChange(subjectId, 500);
-      const j = (await jobs().findBySubject('probe', subjectId))!;
+      const j = (await jobs().findBySubject(kind, subjectId))!;
       if (done(j)) {
         await change;
         return j;
@@ -374,12 +378,7 @@ describe(`the job system (${DB})`, { timeout: 120_000 }, () => {
     assert.deepEqual(calls, [{ jobsAtOnce: 2 }], 'once, for each job the pool may run at once');
     // A job is claimed and run while the warm-up is still under way.
     const j = await enqueue({ mode: 'ok' }, 'org-a', kind);
-    for (let i = 0; i < 200; i++) {
-      const change = t.services.bus.waitForChange(j.subjectId, 500);
-      const now = (await jobs().findBySubject(kind, j.subjectId))!;
-      await change;
-      if (now.status === 'completed') break;
-    }
+    await waitFor(j.subjectId, (x) => x.status === 'completed', kind);
     assert.equal(warm.runs.get(j.subjectId), 1);
     // stop() returns only after the warm-up ended (a thread stopped mid-load can abort the process).
     let stopped = false;
@@ -402,12 +401,7 @@ describe(`the job system (${DB})`, { timeout: 120_000 }, () => {
     const pool = startBackground(t.services, { kinds: [kind], warmUp: true });
     try {
       const j = await enqueue({ mode: 'ok' }, 'org-a', kind);
-      for (let i = 0; i < 200; i++) {
-        const change = t.services.bus.waitForChange(j.subjectId, 500);
-        const now = (await jobs().findBySubject(kind, j.subjectId))!;
-        await change;
-        if (now.status === 'completed') break;
-      }
+      await waitFor(j.subjectId, (x) => x.status === 'completed', kind);
       assert.equal(warm.runs.get(j.subjectId), 1);
     } finally {
       await pool.stop();

@@ -164,7 +164,7 @@ export async function warmTrackers(count = 1): Promise<void> {
   await Promise.all(loading);
 }
 
-/** Closes every idle tracking thread and keeps none loaded (tests, shutdown). */
+/** Closes every idle tracking thread and keeps none loaded (tests). */
 export async function closeIdleTrackers(): Promise<void> {
   keepLoaded = 0;
   const closing = idle.splice(0);

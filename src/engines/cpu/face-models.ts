@@ -1,25 +1,20 @@
 // The face models of the CPU engine: BlazeFace (detector) and FaceMesh (468 landmarks), both shipped
 // inside the `@vladmandic/human` npm package. Nothing is downloaded: the model files and the WASM
-// binaries are read from node_modules. BlazeFace runs on the tfjs WASM backend; FaceMesh, which runs
-// on every tracked frame, runs on onnxruntime's native kernels from an ONNX graph converted from the
-// same weights at load (tfjs-to-onnx.ts; the same landmarks to 1e-4 px, in about half the CPU time),
-// or on tfjs where onnxruntime cannot load. One set per thread, loaded on first use.
+// binaries are read from node_modules. Both run on onnxruntime's native kernels from ONNX graphs
+// converted from the same weights at load (tfjs-to-onnx.ts): FaceMesh gives the same landmarks to
+// 1e-4 px in about half the CPU time, BlazeFace (blazeface.ts) the same faces in about a fifth of it.
+// Each runs on Human's tfjs WASM backend where onnxruntime cannot load, or where asked for. One set
+// per thread, loaded on first use.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { InferenceSession, Tensor as OrtTensor } from 'onnxruntime-node';
 import { convertTfjsGraph, type TfjsGraphModel } from './tfjs-to-onnx.js';
+import { OnnxFaceDetector, type DetectedFace } from './blazeface.js';
+
+export type { DetectedFace } from './blazeface.js';
 
 const require = createRequire(import.meta.url);
-
-/** A face found by the detector, in the pixel coordinates of the image given to `detect`. */
-export interface DetectedFace {
-  /** [x, y, width, height] of the (enlarged, square) detector box. */
-  box: [number, number, number, number];
-  score: number;
-  /** Six key points: right eye, left eye, nose, mouth, right ear, left ear (image coordinates). */
-  keypoints: [number, number][];
-}
 
 /** FaceMesh output for one 192x192 crop. */
 export interface MeshOutput {
@@ -32,7 +27,7 @@ export interface MeshOutput {
 export const MESH_INPUT = 192;
 export const MESH_POINTS = 468;
 
-/** What runs FaceMesh: onnxruntime (the default) or the tfjs WASM backend. */
+/** What runs the face networks (BlazeFace and FaceMesh): onnxruntime (the default) or the tfjs WASM backend. */
 export type MeshRuntime = 'onnx' | 'tfjs';
 
 // FaceMesh's graph outputs: the 468 landmarks and the face flag (its contours are not needed).
@@ -177,7 +172,8 @@ export class FaceModels {
     private readonly human: HumanInstance,
     private readonly mesh: GraphModel,
     private readonly onnxMesh: OnnxMesh | null,
-    /** Why FaceMesh cannot run on onnxruntime here (null when it can). */
+    private readonly onnxDetector: OnnxFaceDetector | null,
+    /** Why the networks cannot run on onnxruntime here (null when they can). */
     readonly onnxError: string | null,
     /** FaceMesh triangles (flat vertex indices, 3 per triangle). */
     readonly triangulation: readonly number[],
@@ -239,22 +235,43 @@ export class FaceModels {
     if (!mesh || !human.models.models.blazeface)
       throw new Error('the face models did not load from @vladmandic/human');
     let onnxMesh: OnnxMesh | null = null;
+    let onnxDetector: OnnxFaceDetector | null = null;
     let onnxError: string | null = null;
     try {
-      onnxMesh = await OnnxMesh.load(join(dirname(dist), 'models'));
+      const dir = join(dirname(dist), 'models');
+      [onnxMesh, onnxDetector] = await Promise.all([
+        OnnxMesh.load(dir),
+        OnnxFaceDetector.load(dir, DETECT_CONFIG.face.detector),
+      ]);
     } catch (err) {
       onnxError = err instanceof Error ? err.message : String(err);
+      onnxMesh = null;
+      onnxDetector = null;
     }
-    return new FaceModels(human, mesh, onnxMesh, onnxError, human.faceTriangulation, human.faceUVMap);
+    return new FaceModels(
+      human,
+      mesh,
+      onnxMesh,
+      onnxDetector,
+      onnxError,
+      human.faceTriangulation,
+      human.faceUVMap,
+    );
   }
 
-  /** The runtime that `landmarks(crop, requested)` uses: tfjs when asked for, or where onnxruntime failed. */
+  /** The runtime that `detect` and `landmarks` use when asked for `requested`: tfjs when asked for, or where onnxruntime failed. */
   meshRuntime(requested: MeshRuntime = 'onnx'): MeshRuntime {
     return requested === 'onnx' && this.onnxMesh ? 'onnx' : 'tfjs';
   }
 
   /** Faces in an rgb24 image (pass a downscaled frame: the detector works at 256x256 anyway). */
-  async detect(rgb: Uint8Array, width: number, height: number): Promise<DetectedFace[]> {
+  async detect(
+    rgb: Uint8Array,
+    width: number,
+    height: number,
+    runtime: MeshRuntime = 'onnx',
+  ): Promise<DetectedFace[]> {
+    if (this.onnxDetector && runtime === 'onnx') return this.onnxDetector.detect(rgb, width, height);
     const tf = this.human.tf;
     const values = new Float32Array(width * height * 3);
     for (let i = 0; i < values.length; i++) values[i] = rgb[i];

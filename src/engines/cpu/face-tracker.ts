@@ -56,7 +56,7 @@ export interface FaceTrackerOptions {
   interpolate?: boolean;
   /** The frames' format (default rgb24); yuv420p is converted only where the models look. */
   pixelFormat?: PixelFormat;
-  /** What runs FaceMesh (default onnx; see FaceModels.meshRuntime). */
+  /** What runs the detector and FaceMesh (default onnx; see FaceModels.meshRuntime). */
   meshRuntime?: MeshRuntime;
 }
 
@@ -298,7 +298,12 @@ export class FaceTracker {
 
   private async detect(frame: Uint8Array, hintBox: Box | undefined): Promise<Crop | null> {
     this.stats.detections++;
-    const faces = await detectFaces(this.models, this.rgb(frame, null), this.detectSize);
+    const faces = await detectFaces(
+      this.models,
+      this.rgb(frame, null),
+      this.detectSize,
+      this.opts.meshRuntime,
+    );
     if (faces.length === 0) return null;
     if (faces.length > 1) this.stats.multiFaceFrames++;
     const chosen = this.choose(faces, hintBox);
@@ -398,10 +403,13 @@ export async function detectFaces(
   models: FaceModels,
   img: RgbImage,
   detectSize: number,
+  runtime?: MeshRuntime,
 ): Promise<DetectedFace[]> {
   const factor = Math.max(1, Math.floor(Math.max(img.width, img.height) / detectSize));
   const small = downscale(img, factor);
-  return (await models.detect(small.data, small.width, small.height)).map((f) => scaleFace(f, factor));
+  return (await models.detect(small.data, small.width, small.height, runtime)).map((f) =>
+    scaleFace(f, factor),
+  );
 }
 
 /**

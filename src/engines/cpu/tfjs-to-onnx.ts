@@ -129,6 +129,20 @@ export interface ConvertOptions {
   outputs: string[];
 }
 
+/**
+ * The graph's nodes with any node named `input` (BlazeFace's placeholder) renamed, references
+ * included: the ONNX graph's own input takes that name.
+ */
+function withoutNameClash(nodes: TfjsNode[]): TfjsNode[] {
+  if (!nodes.some((n) => n.name === 'input')) return nodes;
+  const rename = (name: string): string => (name === 'input' ? 'input/tfjs' : name);
+  return nodes.map((n) => ({
+    ...n,
+    name: rename(n.name),
+    input: n.input?.map((i) => i.replace(/^(\^?)input(:0)?$/, '$1input/tfjs$2')),
+  }));
+}
+
 /** The ONNX model bytes for `model`; its input is named `input` (NHWC float32, any batch). */
 export function convertTfjsGraph(
   model: TfjsGraphModel,
@@ -136,7 +150,7 @@ export function convertTfjsGraph(
   options: ConvertOptions,
 ): Uint8Array {
   const consts = decodeTfjsWeights(model, weights);
-  const byName = new Map(model.modelTopology.node.map((n) => [n.name, n]));
+  const byName = new Map(withoutNameClash(model.modelTopology.node).map((n) => [n.name, n]));
   const nodes: OnnxNode[] = [];
   const initializers: OnnxTensor[] = [];
   const shapes = new Map<string, Shape>();

@@ -1,7 +1,9 @@
-// Any audio or video file's first audio stream as mono float samples, for the analyses that need the
-// whole signal at once (the viseme model; tests and measurement scripts).
+// Any audio or video file's first audio stream as mono float samples at a given rate, for voice
+// activity and the analyses that need the whole signal at once (the viseme model; tests and
+// measurement scripts).
 import { join } from 'node:path';
-import { readWavMono } from '../engines/cpu/wav.js';
+import { readWavInfo, readWavMono, type WavInfo } from '../engines/cpu/wav.js';
+import { canResample, Resampler } from './resample.js';
 import { runFfmpeg } from './ffmpeg.js';
 import { withTempDir } from './tempdir.js';
 
@@ -16,9 +18,44 @@ export function concatSamples(parts: readonly Float32Array[]): Float32Array {
   return out;
 }
 
+/** A PCM or float WAV file this process reads and resamples itself, or null for ffmpeg to decode. */
+async function plainWav(path: string, sampleRate: number): Promise<WavInfo | null> {
+  const info = await readWavInfo(path).catch(() => null);
+  if (!info || info.channels < 1 || info.frames < 1 || ![8, 16, 24, 32, 64].includes(info.bitsPerSample))
+    return null;
+  if (info.float ? info.bitsPerSample < 32 : info.bitsPerSample > 32) return null;
+  return canResample(info.sampleRate, sampleRate) ? info : null;
+}
+
+/** A WAV file's samples, mixed to mono and resampled to `sampleRate`, block by block. */
+async function* resampledWav(
+  path: string,
+  info: WavInfo,
+  sampleRate: number,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Float32Array> {
+  if (info.sampleRate === sampleRate) {
+    for await (const block of readWavMono(path, info)) {
+      signal?.throwIfAborted();
+      yield block;
+    }
+    return;
+  }
+  const resampler = new Resampler(info.sampleRate, sampleRate);
+  for await (const block of readWavMono(path, info)) {
+    signal?.throwIfAborted();
+    const out = resampler.push(block);
+    if (out.length > 0) yield out;
+  }
+  const rest = resampler.finish();
+  if (rest.length > 0) yield rest;
+}
+
 /**
  * The first audio stream of any file as mono float blocks at `sampleRate`, handed to `use` while a
- * decoded copy exists (memory does not grow with the length unless `use` keeps the blocks).
+ * decoded copy exists (memory does not grow with the length unless `use` keeps the blocks). A PCM or
+ * float WAV file is read and resampled here (resample.ts): an ffmpeg start costs more CPU than
+ * the whole of a short clip's voice activity (docs/benchmarks.md, "Voice activity without ffmpeg").
  */
 export async function withMonoBlocks<T>(
   path: string,
@@ -26,6 +63,8 @@ export async function withMonoBlocks<T>(
   opts: { signal?: AbortSignal },
   use: (blocks: AsyncIterable<Float32Array>) => Promise<T>,
 ): Promise<T> {
+  const wav = await plainWav(path, sampleRate);
+  if (wav) return use(resampledWav(path, wav, sampleRate, opts.signal));
   return withTempDir(
     'read-mono',
     async (dir) => {

@@ -27,8 +27,28 @@ import {
 } from '../helpers/noise.js';
 import { SPEECH_MASK, spanMask } from '../../src/engines/cpu/articulated-mouth.js';
 import { fixture } from '../helpers/paths.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { withMonoBlocks } from '../../src/media/mono.js';
+import { Resampler } from '../../src/media/resample.js';
+import { readWavMono } from '../../src/engines/cpu/wav.js';
+
+const run = promisify(execFile);
 
 const SR = 16000;
+
+/** A file's first audio stream decoded by ffmpeg itself to 16 kHz mono float. */
+async function decodedByFfmpeg(path: string): Promise<Float32Array> {
+  const { stdout } = await run(
+    'ffmpeg',
+    ['-v', 'error', '-i', path, '-map', '0:a:0', '-ac', '1', '-ar', String(SR), '-f', 'f32le', '-'],
+    {
+      encoding: 'buffer',
+      maxBuffer: 1 << 26,
+    },
+  );
+  return new Float32Array(stdout.buffer.slice(stdout.byteOffset, stdout.byteOffset + stdout.length));
+}
 const FPS = 25;
 const silence = (seconds: number): Float32Array => new Float32Array(Math.round(seconds * SR));
 
@@ -177,6 +197,32 @@ describe('voice activity detection: options, mask and errors', () => {
     await assert.rejects(detectSpeech(fixture('media/hello.wav'), { signal: ac.signal }), {
       name: 'AbortError',
     });
+  });
+
+  it("reads a WAV file itself and finds the segments of ffmpeg's decode; other files go through ffmpeg", async () => {
+    // audio_2.wav is 48 kHz stereo: the samples are this process's own mix and resampling, not ffmpeg's.
+    const wav = fixture('media/audio_2.wav');
+    const read = await withMonoBlocks(wav, SR, {}, async (blocks) => {
+      const parts: Float32Array[] = [];
+      for await (const b of blocks) parts.push(b);
+      return concatSamples(parts);
+    });
+    const resampler = new Resampler(48000, SR);
+    const own: Float32Array[] = [];
+    for await (const b of readWavMono(wav)) own.push(resampler.push(b));
+    own.push(resampler.finish());
+    assert.deepEqual(read, concatSamples(own));
+    const decoded = await decodedByFfmpeg(wav);
+    assert.equal(read.length, decoded.length);
+    assert.deepEqual((await detectSpeech(wav)).segments, (await detectSpeechInSamples(decoded)).segments);
+    // A video's soundtrack still comes through ffmpeg (the same samples as ffmpeg's own decode).
+    const video = fixture('media/face_1.mp4');
+    const viaMono = await withMonoBlocks(video, SR, {}, async (blocks) => {
+      const parts: Float32Array[] = [];
+      for await (const b of blocks) parts.push(b);
+      return concatSamples(parts);
+    });
+    assert.deepEqual(viaMono, await decodedByFfmpeg(video));
   });
 
   it('a missing or broken model fails with VadModelError', async () => {

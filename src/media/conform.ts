@@ -59,12 +59,24 @@ export interface ConformRunOptions {
   onProgress?: (fraction: number) => void;
 }
 
-export interface PreparedConform {
+/** How to decode the conformed picture (plan.frameCount frames of plan.width x plan.height). */
+export interface ConformedPicture {
   plan: ConformPlan;
+  video: { inputArgs: string[]; graph: string; output: string };
+}
+
+export interface PreparedConform extends ConformedPicture {
   /** The soundtrack: WAV, 48 kHz stereo, exactly plan.durationSeconds long. */
   audioPath: string;
-  /** How to decode the conformed picture (plan.frameCount frames of plan.width x plan.height). */
-  video: { inputArgs: string[]; graph: string; output: string };
+}
+
+export interface PrepareOptions extends ConformRunOptions {
+  /**
+   * Called once the picture can be decoded, before the stage ends where it can: ahead of the
+   * soundtrack pass when the source is read as it is (cut, loop), after the bounce's chunks otherwise.
+   * A decoder started from it is the caller's to stop if the stage then fails.
+   */
+  onPicture?: (picture: ConformedPicture) => void;
 }
 
 /** The plan for these probed inputs; throws ConformPlanError when they cannot be combined. */
@@ -126,13 +138,28 @@ function deadlineOf(opts: ConformRunOptions): () => number | undefined {
 export async function prepareConform(
   req: ConformRequest,
   workDir: string,
-  opts: ConformRunOptions = {},
+  opts: PrepareOptions = {},
 ): Promise<PreparedConform> {
   const plan = planFromProbes(req);
   const remaining = deadlineOf(opts);
   const progress = new Progress(opts.onProgress);
   const bounce = plan.video.strategy === 'bounce';
   const audioShare = bounce ? 0.05 : 1;
+  const visualPath = req.visual.path;
+  const graph = `[0:v:0]${videoChain(plan)}[vout]`;
+  const picture = (inputArgs: string[]): ConformedPicture => ({
+    plan,
+    video: { inputArgs, graph, output: 'vout' },
+  });
+  // The source read as it is: the picture is known before the soundtrack is made.
+  const direct = bounce
+    ? null
+    : picture(
+        plan.video.strategy === 'loop'
+          ? ['-stream_loop', '-1', '-an', '-i', visualPath]
+          : ['-an', '-i', visualPath],
+      );
+  if (direct) opts.onPicture?.(direct);
 
   const audioPath = join(workDir, 'soundtrack.wav');
   const original = plan.outsideSegments === 'original_audio' ? req.visual.path : null;
@@ -160,22 +187,18 @@ export async function prepareConform(
     },
   );
 
-  let inputArgs: string[];
-  const visualPath = req.visual.path;
-  if (bounce) {
+  let ready = direct;
+  if (!ready) {
     const src = await prepareBounce(plan, visualPath, req.visual.probe.durationSeconds ?? 0, workDir, {
       signal: opts.signal,
       timeoutMs: remaining(),
       onProgress: progress.phase(audioShare, 1 - audioShare),
     });
-    inputArgs = ['-f', 'concat', '-safe', '0', '-i', src.listPath];
-  } else if (plan.video.strategy === 'loop') {
-    inputArgs = ['-stream_loop', '-1', '-an', '-i', visualPath];
-  } else {
-    inputArgs = ['-an', '-i', visualPath];
+    ready = picture(['-f', 'concat', '-safe', '0', '-i', src.listPath]);
+    opts.onPicture?.(ready);
   }
   progress.phase(0, 1)(1);
-  return { plan, audioPath, video: { inputArgs, graph: `[0:v:0]${videoChain(plan)}[vout]`, output: 'vout' } };
+  return { ...ready, audioPath };
 }
 
 /**
@@ -183,7 +206,7 @@ export async function prepareConform(
  * says otherwise) for the engine stage.
  */
 export function conformedFrames(
-  prepared: PreparedConform,
+  prepared: ConformedPicture,
   opts: {
     signal?: AbortSignal;
     timeoutMs?: number;

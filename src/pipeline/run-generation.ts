@@ -11,7 +11,8 @@ import type { ResolvedMedia } from '../services/generation-inputs.js';
 import { AppError } from '../domain/errors.js';
 import { withTempDir } from '../media/tempdir.js';
 import { conformedFrames, prepareConform, renderConformed } from '../media/conform.js';
-import { encodeFrames, FramePool, frameBytes } from '../media/frames.js';
+import { encodeFrames, FramePool, frameBytes, type PixelFormat } from '../media/frames.js';
+import type { ConformPlan } from '../media/conform-plan.js';
 import { probeOwnOutput } from '../media/iso-probe.js';
 import { startedNow, type StartedNow } from '../media/started-now.js';
 import { probeMedia, type MediaProbe } from '../media/probe.js';
@@ -72,8 +73,10 @@ export async function runGeneration(
   return withTempDir(
     'lipsync-job',
     async (dir) => {
-      // The engine's frames, decoded from as soon as the conform plan is known (below).
-      let engineFrames: StartedNow<Buffer> | null = null;
+      // The engine's frames and their buffers, decoded from as soon as the picture is known (below).
+      const decoding: { frames: StartedNow<Buffer>; pool: FramePool }[] = [];
+      // Settles the articulation (stopped if still running) before the job's folder goes.
+      let settleArticulation: (() => Promise<void>) | null = null;
       try {
         let visualPath = join(dir, 'visual');
         const audioPath = join(dir, 'audio');
@@ -98,7 +101,7 @@ export async function runGeneration(
         }
         // What is said when (voice activity, words, phones) is worked out on the audio input while the
         // video is conformed: the two use different tools and the machine's two cores. Its own abort
-        // signal stops it when the conform fails, before the temp folder goes.
+        // signal stops it when the conform or the engine fails first, before the temp folder goes.
         const articulationAbort = new AbortController();
         const stopArticulation = () => articulationAbort.abort(ctx.signal.reason);
         ctx.signal.addEventListener('abort', stopArticulation, { once: true });
@@ -119,6 +122,17 @@ export async function runGeneration(
             );
         // Observed at once so a conform failure never leaves a rejection unhandled.
         articulating.catch(() => undefined);
+        settleArticulation = async () => {
+          articulationAbort.abort();
+          await articulating.catch(() => undefined);
+        };
+        // yuv420p through the pipes when the engine wants it for this size (and the size is even).
+        const pixelFormatOf = (plan: ConformPlan): PixelFormat =>
+          binding.engine.pixelFormatFor?.(plan.width, plan.height, binding.settings) === 'yuv420p' &&
+          plan.width % 2 === 0 &&
+          plan.height % 2 === 0
+            ? 'yuv420p'
+            : 'rgb24';
         const prepared = await prepareConform(
           {
             visual: { path: visualPath, probe: visual.probe },
@@ -133,41 +147,49 @@ export async function runGeneration(
             },
           },
           dir,
-          { signal: ctx.signal, onProgress: (f) => ctx.progress(2 + f * 18) },
-        ).catch(async (err: unknown) => {
-          articulationAbort.abort();
-          await articulating.catch(() => undefined);
-          throw err;
-        });
-        const { plan } = prepared;
-        // yuv420p through the pipes when the engine wants it for this size (and the size is even).
-        const pixelFormat =
-          binding.engine.pixelFormatFor?.(plan.width, plan.height, binding.settings) === 'yuv420p' &&
-          plan.width % 2 === 0 &&
-          plan.height % 2 === 0
-            ? ('yuv420p' as const)
-            : ('rgb24' as const);
-        // Frame buffers go round from the decoder through the engine to the encoder and back.
-        const pool = new FramePool(frameBytes({ width: plan.width, height: plan.height, pixelFormat }));
-        // Decoding starts now: the decoder's start and first frames (~0.1 s here) overlap the end of
-        // voice activity and the engine's own start instead of following them.
-        if (!binding.engine.passthrough) {
-          engineFrames = startedNow(
-            conformedFrames(prepared, { signal: ctx.signal, pixelFormat, pool, tmpRoot: dir }),
-          );
-        }
-        const articulation = await articulating.finally(() =>
-          ctx.signal.removeEventListener('abort', stopArticulation),
+          {
+            signal: ctx.signal,
+            onProgress: (f) => ctx.progress(2 + f * 18),
+            // Decoding starts as soon as the picture is known, mostly before the soundtrack pass: the
+            // decoder's start and first frames (~0.1 s of CPU here) overlap that pass, voice activity
+            // and the engine's own start instead of following them.
+            onPicture: (picture) => {
+              if (binding.engine.passthrough) return;
+              const { plan } = picture;
+              const pixelFormat = pixelFormatOf(plan);
+              // Frame buffers go round from the decoder through the engine to the encoder and back.
+              const pool = new FramePool(frameBytes({ width: plan.width, height: plan.height, pixelFormat }));
+              const frames = startedNow(
+                conformedFrames(picture, { signal: ctx.signal, pixelFormat, pool, tmpRoot: dir }),
+              );
+              decoding.push({ frames, pool });
+            },
+          },
         );
-        // The viseme model reads the conformed audio: its rows are then in output time already.
-        const visemes =
-          speech?.visemes && !binding.engine.passthrough
-            ? await visemesOrNull(speech.visemes, prepared.audioPath, ctx.signal)
-            : null;
+        const { plan } = prepared;
+        const pixelFormat = pixelFormatOf(plan);
+        // What is said when: the engine starts without it (it reads the audio and its first frames
+        // meanwhile) and awaits it before it plans the mouth.
+        const articulated = articulating
+          .finally(() => ctx.signal.removeEventListener('abort', stopArticulation))
+          .then(async (articulation) => {
+            // The viseme model reads the conformed audio: its rows are then in output time already.
+            const visemes =
+              speech?.visemes && !binding.engine.passthrough
+                ? await visemesOrNull(speech.visemes, prepared.audioPath, ctx.signal)
+                : null;
+            return { articulation, visemes };
+          });
+        articulated.catch(() => undefined);
+        settleArticulation = async () => {
+          articulationAbort.abort();
+          await articulated.catch(() => undefined);
+        };
         const out = join(dir, `output.${format}`);
         const engineStarted = performance.now();
         let report: EngineReport;
         if (binding.engine.passthrough) {
+          await articulated;
           await renderConformed(prepared, out, format, {
             signal: ctx.signal,
             onProgress: (f) => ctx.progress(20 + f * 65),
@@ -182,8 +204,18 @@ export async function runGeneration(
           // Active-speaker detection looks at the whole video once before drawing: it gets the
           // first part of the engine's share of the progress.
           const scanShare = wantsSpeakerScan(req.options) ? 0.3 : 0;
-          const frames = engineFrames;
-          if (!frames) throw new Error('the engine has no frames');
+          const [started] = decoding;
+          if (!started) throw new Error('the engine has no frames');
+          const { frames, pool } = started;
+          const engineArticulation = articulated.then(({ articulation, visemes }) => ({
+            phonemes: articulation ? inOutputTime(articulation.phonemes, plan) : null,
+            phonemeSpans: articulation?.trusted ? inOutputTime(articulation.trusted, plan) : null,
+            phonemesAligned: articulation ? articulation.primary !== 'text' : false,
+            speech: articulation?.speech ? inOutputTime(articulation.speech, plan) : null,
+            visemes,
+          }));
+          // The engine awaits it; a run that fails before then must not leave it unhandled.
+          engineArticulation.catch(() => undefined);
           const run = binding.engine.start({
             frames,
             pixelFormat,
@@ -198,11 +230,7 @@ export async function runGeneration(
               : plan.segments.length
                 ? plan.segments.map((s) => ({ start: s.startTime, end: s.endTime }))
                 : null,
-            phonemes: articulation ? inOutputTime(articulation.phonemes, plan) : null,
-            phonemeSpans: articulation?.trusted ? inOutputTime(articulation.trusted, plan) : null,
-            phonemesAligned: articulation ? articulation.primary !== 'text' : false,
-            speech: articulation?.speech ? inOutputTime(articulation.speech, plan) : null,
-            visemes,
+            articulation: engineArticulation,
             options: req.options,
             settings: binding.settings,
             signal: ctx.signal,
@@ -240,6 +268,7 @@ export async function runGeneration(
             throw new AppError('generation_no_face_detected', { details: { quality: report } });
           }
         }
+        const { articulation, visemes } = await articulated;
         ctx.metrics?.engineFrames(
           report.engine,
           report.framesTotal,
@@ -274,8 +303,9 @@ export async function runGeneration(
           },
         };
       } finally {
-        // A failure before the engine read the frames: the decoder stops before its folder goes.
-        await engineFrames?.close();
+        // A failure before the engine read the frames: the decoder stops before its folder goes, and
+        // so does voice activity, still reading the audio where the engine failed first.
+        await Promise.all([...decoding.map((d) => d.frames.close()), settleArticulation?.()]);
       }
     },
     { signal: ctx.signal, root: ctx.tempRoot },

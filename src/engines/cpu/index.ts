@@ -10,9 +10,10 @@
 // detectSize (longest side given to the detector, default 512), trackerThread (false: track faces on
 // the calling thread instead of a worker thread), interpolateLandmarks (false: FaceMesh on every frame,
 // not only on every other one while the face holds still), meshRuntime ("tfjs": FaceMesh on the tfjs
-// WASM backend instead of onnxruntime).
+// WASM backend instead of onnxruntime, for the detector too).
 import {
   wantsSpeakerScan,
+  type EngineArticulation,
   type EngineJob,
   type EngineReport,
   type EngineRun,
@@ -148,13 +149,18 @@ export class CpuEngine implements LipsyncEngine {
     let usesPhonemes = false;
     let wideShapes = false;
     let phonemeShare: number | null = null;
+    let said: EngineArticulation = job;
+    // Read at once: the soundtrack's features need no articulation, which may still be on its way.
+    const audioRead = analyseAudio(job.audioPath, fps, job.frameCount);
+    audioRead.catch(() => undefined);
 
     async function* frames(): AsyncGenerator<Buffer> {
       // The main thread needs the models only to track in-process or to find the speaker.
       const inThread = job.settings.trackerThread === false;
       const models = inThread || wantsSpeakerScan(job.options) ? await faceModels() : null;
       const layout = meshLayout();
-      const audio = await analyseAudio(job.audioPath, fps, job.frameCount);
+      const audio = await audioRead;
+      if (job.articulation) said = await job.articulation;
       // A phoneme timeline shapes the mouth per sound where it can be trusted; the audio's level still
       // scales the jaw, and voice activity (when known) decides where there is speech at all.
       const planned = planMouth({
@@ -162,11 +168,11 @@ export class CpuEngine implements LipsyncEngine {
         fps,
         frames: job.frameCount,
         temperature: job.options.temperature,
-        phonemes: job.phonemes,
-        phonemeSpans: job.phonemeSpans,
-        phonemesAligned: job.phonemesAligned,
-        speech: job.speech,
-        visemes: job.visemes,
+        phonemes: said.phonemes,
+        phonemeSpans: said.phonemeSpans,
+        phonemesAligned: said.phonemesAligned,
+        speech: said.speech,
+        visemes: said.visemes,
       });
       mouth = planned.track;
       usesPhonemes = planned.usesPhonemes;
@@ -306,8 +312,8 @@ export class CpuEngine implements LipsyncEngine {
           lipMotionGenerated: framesRedrawn > 0 && (mouth?.hasSpeech ?? false),
           mouthDriver: usesPhonemes ? 'phonemes' : 'audio',
           ...(phonemeShare !== null ? { phonemeShare } : {}),
-          silenceFrom: job.speech ? 'voice-activity' : 'loudness',
-          lipShapesOutsidePhonemes: job.visemes ? 'viseme-model' : 'acoustic',
+          silenceFrom: said.speech ? 'voice-activity' : 'loudness',
+          lipShapesOutsidePhonemes: said.visemes ? 'viseme-model' : 'acoustic',
           medianFaceSize: median(sizes),
           mouthAudioCorrelation:
             agreement === null || Number.isNaN(agreement) ? null : Math.round(agreement * 1000) / 1000,

@@ -1,4 +1,5 @@
 // Small statistics and formatting helpers shared by the benchmarks.
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 
 /** The q-th quantile (0..1) of the values, nearest-rank on a sorted copy; NaN when empty. */
@@ -83,4 +84,25 @@ export function wallNow(): number {
 export function machineLine(): string {
   const [l1, l5, l15] = os.loadavg().map((v) => v.toFixed(2));
   return `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), load average ${l1} ${l5} ${l15}`;
+}
+
+// Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on every Linux Node runs on).
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU seconds of a process (Linux, from /proc): its own user + system time, and that of its children
+ * that have exited and been waited for (the ffmpeg runs of a service process, or of this one). Null
+ * where /proc cannot be read.
+ */
+export function processCpuSeconds(pid: number | 'self'): { own: number; children: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The fields after the command name (which may hold spaces) start after its closing parenthesis.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime, stime, cutime, cstime are fields 14-17 of the whole line, 12-15 after the name.
+    const [utime, stime, cutime, cstime] = f.slice(11, 15).map(Number);
+    return { own: (utime + stime) / CLOCK_TICKS, children: (cutime + cstime) / CLOCK_TICKS };
+  } catch {
+    return null;
+  }
 }

@@ -203,9 +203,7 @@ async function serviceRun(
     jobMs: finishedAt - startedAt,
     notifyMs: tDone - finishedAt,
     cpuSeconds:
-      cpuBefore && cpuAfter
-        ? cpuAfter.own + cpuAfter.children - (cpuBefore.own + cpuBefore.children)
-        : null,
+      cpuBefore && cpuAfter ? cpuAfter.own + cpuAfter.children - (cpuBefore.own + cpuBefore.children) : null,
   };
 }
 

@@ -108,13 +108,12 @@ export async function* readWavMono(
       if (got === 0) break;
       const out = new Float32Array(got);
       if (int16) {
-        // The common case without a call per sample.
+        // The common case without a call per sample (the same arithmetic, so the same samples).
         const ch = wav.channels;
-        const scale = 1 / (32768 * ch);
         for (let i = 0, k = 0; i < got; i++) {
           let s = 0;
-          for (let c = 0; c < ch; c++, k++) s += int16[k];
-          out[i] = s * scale;
+          for (let c = 0; c < ch; c++, k++) s += int16[k] / 32768;
+          out[i] = s / ch;
         }
       } else {
         for (let i = 0; i < got; i++) {

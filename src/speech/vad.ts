@@ -275,9 +275,13 @@ export function detectSpeechInSamples(samples: Float32Array, opts: VadOptions = 
   return runVad([samples], opts);
 }
 
-/** Loads the shared model now (a worker's warm-up); later calls find it loaded. */
+/**
+ * Loads the shared model now and runs it once over a second of silence (a worker's warm-up: the
+ * model's first run and the code around it cost about 50 ms more than later ones); later calls find
+ * it loaded and run.
+ */
 export async function loadSpeechDetector(): Promise<void> {
-  await sharedModel();
+  await runVad([new Float32Array(VAD_SAMPLE_RATE)], {});
 }
 
 /**

@@ -19,7 +19,7 @@ import {
   type EngineRun,
   type LipsyncEngine,
 } from '../engine.js';
-import { analyseAudio } from './audio-features.js';
+import { analyseAudio, warmAudioAnalysis } from './audio-features.js';
 import type { MouthTrack } from './audio-mouth.js';
 import { PHONEME_SHAPE_RANGE } from './phoneme-mouth.js';
 import { planMouth } from './articulated-mouth.js';
@@ -126,11 +126,12 @@ export class CpuEngine implements LipsyncEngine {
 
   /**
    * A tracking thread per job that may run at once, models loaded and kept loaded (not closed after a
-   * minute idle), and the mesh's layout for the rig.
+   * minute idle), the mesh's layout for the rig, and the soundtrack analysis run once (while the
+   * threads load).
    */
   async warmUp(opts: { readonly jobsAtOnce: number }): Promise<void> {
     meshLayout();
-    await warmTrackers(opts.jobsAtOnce);
+    await Promise.all([warmTrackers(opts.jobsAtOnce), warmAudioAnalysis()]);
   }
 
   start(job: EngineJob): EngineRun {

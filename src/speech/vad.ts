@@ -285,9 +285,10 @@ export async function loadSpeechDetector(): Promise<void> {
 }
 
 /**
- * VAD over any audio or video file: ffmpeg decodes its first audio stream to 16 kHz mono float, which is
- * then read in blocks (memory does not grow with the length). Throws VadModelError when the model cannot
- * be loaded and MediaProcessError when ffmpeg fails (e.g. no audio stream).
+ * VAD over any audio or video file: its first audio stream as 16 kHz mono float, read in blocks (memory
+ * does not grow with the length): a PCM or float WAV read and resampled here, anything else decoded by
+ * ffmpeg (media/mono.ts). Throws VadModelError when the model cannot be loaded and MediaProcessError
+ * when ffmpeg fails (e.g. no audio stream).
  */
 export async function detectSpeech(path: string, opts: VadOptions = {}): Promise<VadResult> {
   // Load the model first so a missing model fails before any decoding work.

@@ -184,7 +184,6 @@ type Ort = typeof import('onnxruntime-node');
 /** BlazeFace on onnxruntime, from the package's tfjs weights converted in memory. */
 export class OnnxFaceDetector {
   private readonly anchorCentres = anchors(DETECT_INPUT);
-  private readonly input = new Float32Array(DETECT_INPUT * DETECT_INPUT * 3);
 
   private constructor(
     private readonly ort: Ort,
@@ -211,8 +210,11 @@ export class OnnxFaceDetector {
 
   /** Faces in an rgb24 image. */
   async detect(rgb: Uint8Array, width: number, height: number): Promise<DetectedFace[]> {
-    detectorInput(rgb, width, height, this.input);
-    const input = new this.ort.Tensor('float32', this.input, [1, DETECT_INPUT, DETECT_INPUT, 3]);
+    // A buffer per call: onnxruntime reads it on its own thread while other detections (another job
+    // tracking on the same thread) may fill theirs.
+    const pixels = new Float32Array(DETECT_INPUT * DETECT_INPUT * 3);
+    detectorInput(rgb, width, height, pixels);
+    const input = new this.ort.Tensor('float32', pixels, [1, DETECT_INPUT, DETECT_INPUT, 3]);
     const out: Record<string, OrtTensor> = await this.session.run({ input });
     const [scoresA, boxesA, scoresB, boxesB] = OUTPUTS.map((o) => out[o].data as Float32Array);
     return decodeFaces(

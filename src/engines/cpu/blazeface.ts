@@ -99,7 +99,10 @@ function iou(boxes: Float32Array, a: number, b: number): number {
   return inter / (areaA + areaB - inter);
 }
 
-/** Greedy non-maximum suppression: the best-scoring boxes above `minScore`, none overlapping another kept one. */
+/**
+ * Greedy non-maximum suppression: the best-scoring boxes above the score limit, none overlapping a
+ * kept one by the IoU limit or more, at most maxDetected.
+ */
 export function suppress(boxes: Float32Array, scores: Float32Array, limits: DetectorLimits): number[] {
   const candidates: number[] = [];
   for (let i = 0; i < scores.length; i++) if (scores[i] > limits.minConfidence) candidates.push(i);

@@ -34,28 +34,21 @@ async function* resampledWav(
   sampleRate: number,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<Float32Array> {
-  if (info.sampleRate === sampleRate) {
-    for await (const block of readWavMono(path, info)) {
-      signal?.throwIfAborted();
-      yield block;
-    }
-    return;
-  }
-  const resampler = new Resampler(info.sampleRate, sampleRate);
+  const resampler = info.sampleRate === sampleRate ? null : new Resampler(info.sampleRate, sampleRate);
   for await (const block of readWavMono(path, info)) {
     signal?.throwIfAborted();
-    const out = resampler.push(block);
+    const out = resampler ? resampler.push(block) : block;
     if (out.length > 0) yield out;
   }
-  const rest = resampler.finish();
-  if (rest.length > 0) yield rest;
+  const rest = resampler?.finish();
+  if (rest && rest.length > 0) yield rest;
 }
 
 /**
  * The first audio stream of any file as mono float blocks at `sampleRate`, handed to `use` while a
  * decoded copy exists (memory does not grow with the length unless `use` keeps the blocks). A PCM or
  * float WAV file is read and resampled here (resample.ts): an ffmpeg start costs more CPU than
- * the whole of a short clip's voice activity (docs/benchmarks.md, "Voice activity without ffmpeg").
+ * the whole of a short clip's voice activity (docs/benchmarks.md, "Before the first frame").
  */
 export async function withMonoBlocks<T>(
   path: string,

@@ -29,7 +29,6 @@ import { SPEECH_MASK, spanMask } from '../../src/engines/cpu/articulated-mouth.j
 import { fixture } from '../helpers/paths.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { withMonoBlocks } from '../../src/media/mono.js';
 import { Resampler } from '../../src/media/resample.js';
 import { readWavMono } from '../../src/engines/cpu/wav.js';
 
@@ -202,11 +201,7 @@ describe('voice activity detection: options, mask and errors', () => {
   it("reads a WAV file itself and finds the segments of ffmpeg's decode; other files go through ffmpeg", async () => {
     // audio_2.wav is 48 kHz stereo: the samples are this process's own mix and resampling, not ffmpeg's.
     const wav = fixture('media/audio_2.wav');
-    const read = await withMonoBlocks(wav, SR, {}, async (blocks) => {
-      const parts: Float32Array[] = [];
-      for await (const b of blocks) parts.push(b);
-      return concatSamples(parts);
-    });
+    const read = await readMono(wav, SR);
     const resampler = new Resampler(48000, SR);
     const own: Float32Array[] = [];
     for await (const b of readWavMono(wav)) own.push(resampler.push(b));
@@ -217,11 +212,7 @@ describe('voice activity detection: options, mask and errors', () => {
     assert.deepEqual((await detectSpeech(wav)).segments, (await detectSpeechInSamples(decoded)).segments);
     // A video's soundtrack still comes through ffmpeg (the same samples as ffmpeg's own decode).
     const video = fixture('media/face_1.mp4');
-    const viaMono = await withMonoBlocks(video, SR, {}, async (blocks) => {
-      const parts: Float32Array[] = [];
-      for await (const b of blocks) parts.push(b);
-      return concatSamples(parts);
-    });
+    const viaMono = await readMono(video, SR);
     assert.deepEqual(viaMono, await decodedByFfmpeg(video));
   });
 

@@ -3,6 +3,7 @@
 // same samples whatever the input's block sizes, and rates it cannot serve refused.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { concatSamples } from '../../src/media/mono.js';
 import { canResample, Resampler } from '../../src/media/resample.js';
 
 function tone(hz: number, rate: number, seconds: number, amp = 0.5): Float32Array {
@@ -16,13 +17,7 @@ function resample(input: Float32Array, from: number, to: number, block = input.l
   const parts: Float32Array[] = [];
   for (let at = 0; at < input.length; at += block) parts.push(r.push(input.subarray(at, at + block)));
   parts.push(r.finish());
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concatSamples(parts);
 }
 
 /** Root mean square over the middle of a signal (away from the edges' transients). */

@@ -196,14 +196,17 @@ class HopAnalyser {
   }
 }
 
-/** Per-10 ms features of a WAV file (mono mix, decimated to about 16 kHz). */
-export async function analyseHops(path: string): Promise<{
+/** Per-10 ms features: loudness, the three band levels (dB) and the spectral centroid (Hz). */
+export interface HopFeatures {
   db: Float32Array;
   low: Float32Array;
   mid: Float32Array;
   high: Float32Array;
   centroid: Float32Array;
-}> {
+}
+
+/** Per-10 ms features of a WAV file (mono mix, decimated to about 16 kHz). */
+export async function analyseHops(path: string): Promise<HopFeatures> {
   const info = await readWavInfo(path);
   return hopsOf(readWavMono(path, info), info.sampleRate);
 }
@@ -212,13 +215,7 @@ export async function analyseHops(path: string): Promise<{
 async function hopsOf(
   blocks: AsyncIterable<Float32Array> | Iterable<Float32Array>,
   sampleRate: number,
-): Promise<{
-  db: Float32Array;
-  low: Float32Array;
-  mid: Float32Array;
-  high: Float32Array;
-  centroid: Float32Array;
-}> {
+): Promise<HopFeatures> {
   const factor = Math.max(1, Math.floor(sampleRate / 16000));
   const analyser = new HopAnalyser(sampleRate / factor);
   let acc = 0;

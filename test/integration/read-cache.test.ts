@@ -13,7 +13,7 @@ import {
   type TestServices,
 } from '../helpers/index.js';
 import { hashApiKey } from '../../src/domain/api-keys.js';
-import { changeStamp } from '../../src/store/database.js';
+import { changeStamp, DATA_VERSION_REUSE_MS } from '../../src/store/database.js';
 import { ReadCache } from '../../src/store/read-cache.js';
 
 const sqlite = (process.env.TEST_DATABASE ?? 'sqlite') === 'sqlite';
@@ -68,12 +68,43 @@ describe(`read cache (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     } finally {
       other.close();
     }
+    // A request that arrives after the commit is read in a later turn of the event loop.
+    await new Promise((resolve) => setImmediate(resolve));
     const after = await findKey();
     assert.notEqual(after, before);
     assert.ok(after?.key.revokedAt, 'the revocation is read');
     const res = await t.app.inject({ url: '/v2/projects', headers: org.owner.headers });
     assert.equal(res.statusCode, 401, res.body);
     org = await createOrgWithKey(t.services); // a usable key for the tests after this one
+  });
+
+  test("the stamp reads another connection's commits once per event-loop turn, this connection's always", async (ctx) => {
+    if (!sqlite) return ctx.skip('SQLite only');
+    const stamp = changeStamp(t.services.db.kysely);
+    assert.ok(stamp);
+    const other = new SQLite(join(t.dataDir, 'lipsync.sqlite'));
+    try {
+      const rename = other.prepare('update api_keys set name = ? where id = ?');
+      const started = performance.now();
+      const first = stamp();
+      assert.ok(first);
+      rename.run('renamed by another connection', org.owner.record.id);
+      const sameTurn = stamp();
+      assert.ok(sameTurn);
+      // Within the same turn and DATA_VERSION_REUSE_MS the first reading stands; a machine slow
+      // enough to take longer here reads it again, which is also right.
+      if (performance.now() - started < DATA_VERSION_REUSE_MS) assert.deepEqual(sameTurn, first);
+      await new Promise((resolve) => setImmediate(resolve));
+      const nextTurn = stamp();
+      assert.ok(nextTurn);
+      assert.notEqual(nextTurn[1], first[1], 'the next turn reads data_version again');
+      await t.services.store.apiKeys.rename(org.owner.record.id, 'renamed in the same turn');
+      const own = stamp();
+      assert.ok(own);
+      assert.notEqual(own[0], nextTurn[0], "this connection's commit moves the stamp at once");
+    } finally {
+      other.close();
+    }
   });
 
   test('nothing is cached while a transaction holds the connection, nor from what it wrote', async (ctx) => {
@@ -110,12 +141,11 @@ describe(`read cache (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
       let loads = 0;
       await cache.read('k', async () => {
         loads++;
-        // Runs before read('k') resumes: a commit by another connection, then a read that moves the
-        // cache on to the new state.
-        queueMicrotask(() => {
-          other.prepare('update api_keys set name = ? where id = ?').run('moved on', org.owner.record.id);
-          void cache.read('other', async () => ({ n: 0 }));
-        });
+        // While this read waits (a turn of the event loop later): a commit by another connection,
+        // then a read that moves the cache on to the new state.
+        await new Promise((resolve) => setImmediate(resolve));
+        other.prepare('update api_keys set name = ? where id = ?').run('moved on', org.owner.record.id);
+        await cache.read('other', async () => ({ n: 0 }));
         return { n: loads };
       });
       await cache.read('k', async () => ({ n: ++loads }));

@@ -16,6 +16,7 @@ import {
   type ConformSegment,
   type SyncMode,
 } from './conform-plan.js';
+import { soundtrackSource, writeSoundtrack } from './soundtrack.js';
 import { audioGraph, videoChain } from './conform-graph.js';
 import {
   aacArgs,
@@ -165,27 +166,35 @@ export async function prepareConform(
   const original = plan.outsideSegments === 'original_audio' ? req.visual.path : null;
   const ag = audioGraph(plan, req.audio.path, original);
   const audioProgress = progress.phase(0, audioShare);
-  await runFfmpeg(
-    [
-      ...ag.inputArgs,
-      '-filter_complex',
-      ag.graph,
-      '-map',
-      `[${ag.output}]`,
-      '-c:a',
-      'pcm_s16le',
-      '-rf64',
-      'auto',
-      '-f',
-      'wav',
-      audioPath,
-    ],
-    {
+  const wav = plan.segments.length === 0 ? await soundtrackSource(req.audio.path, ag.totalSamples) : null;
+  if (wav) {
+    await writeSoundtrack(req.audio.path, wav, ag.totalSamples, audioPath, {
       signal: opts.signal,
-      timeoutMs: remaining(),
-      onProgress: (s) => audioProgress(s / plan.durationSeconds),
-    },
-  );
+      onProgress: audioProgress,
+    });
+  } else {
+    await runFfmpeg(
+      [
+        ...ag.inputArgs,
+        '-filter_complex',
+        ag.graph,
+        '-map',
+        `[${ag.output}]`,
+        '-c:a',
+        'pcm_s16le',
+        '-rf64',
+        'auto',
+        '-f',
+        'wav',
+        audioPath,
+      ],
+      {
+        signal: opts.signal,
+        timeoutMs: remaining(),
+        onProgress: (s) => audioProgress(s / plan.durationSeconds),
+      },
+    );
+  }
 
   let ready = direct;
   if (!ready) {

@@ -4,10 +4,15 @@
 // worth of history, whatever the length. Rates whose ratio would need more than MAX_PHASES filters
 // are refused (`canResample`), and the caller decodes through ffmpeg instead.
 
-/** Zero crossings of the sinc on each side of a tap's centre, in periods of the lower rate. */
-const ZERO_CROSSINGS = 8;
-/** The pass band's edge as a fraction of the lower rate's Nyquist frequency. */
-const CUTOFF = 0.92;
+/** The filter's shape; the defaults suit analysis (voice activity, features), not listening. */
+export interface ResamplerShape {
+  /** Zero crossings of the sinc on each side of a tap's centre, in periods of the lower rate. */
+  readonly zeroCrossings: number;
+  /** The pass band's edge as a fraction of the lower rate's Nyquist frequency. */
+  readonly cutoff: number;
+}
+
+const FOR_ANALYSIS: ResamplerShape = { zeroCrossings: 8, cutoff: 0.92 };
 const KAISER_BETA = 8;
 const MAX_PHASES = 1024;
 
@@ -50,6 +55,7 @@ export class Resampler {
   constructor(
     readonly fromRate: number,
     readonly toRate: number,
+    shape: ResamplerShape = FOR_ANALYSIS,
   ) {
     if (!canResample(fromRate, toRate))
       throw new RangeError(`cannot resample ${fromRate} Hz to ${toRate} Hz`);
@@ -57,8 +63,8 @@ export class Resampler {
     this.up = toRate / g;
     this.down = fromRate / g;
     // Cut-off in cycles per input sample, below both rates' Nyquist frequencies.
-    const fc = (CUTOFF * Math.min(fromRate, toRate)) / (2 * fromRate);
-    this.half = Math.ceil(ZERO_CROSSINGS / (2 * fc));
+    const fc = (shape.cutoff * Math.min(fromRate, toRate)) / (2 * fromRate);
+    this.half = Math.ceil(shape.zeroCrossings / (2 * fc));
     const taps = 2 * this.half;
     this.bank = new Float32Array(this.up * taps);
     const i0Beta = besselI0(KAISER_BETA);

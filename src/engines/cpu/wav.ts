@@ -82,16 +82,15 @@ function sampleReader(info: WavInfo): (b: Buffer, off: number) => number {
   throw new Error(`unsupported WAV sample size ${bits}`);
 }
 
-/** Mono (channel average) float samples, in blocks of at most `blockFrames`. */
-export async function* readWavMono(
+/** Reads the data chunk in blocks of at most `blockFrames` frames; `decode` turns each into output. */
+async function* readWavBlocks<T>(
   path: string,
-  info?: WavInfo,
-  blockFrames = 65536,
-): AsyncGenerator<Float32Array> {
+  info: WavInfo | undefined,
+  blockFrames: number,
+  decode: (wav: WavInfo, buf: Buffer, int16: Int16Array | null, frames: number) => T,
+): AsyncGenerator<T> {
   const wav = info ?? (await readWavInfo(path));
-  const bytesPer = wav.bitsPerSample / 8;
-  const frameBytes = bytesPer * wav.channels;
-  const read = sampleReader(wav);
+  const frameBytes = (wav.bitsPerSample / 8) * wav.channels;
   const buf = Buffer.alloc(blockFrames * frameBytes);
   // 16-bit PCM read through a typed view (little-endian samples; every platform Node runs on is).
   const int16 =
@@ -106,27 +105,59 @@ export async function* readWavMono(
       const { bytesRead } = await fh.read(buf, 0, want * frameBytes, wav.dataOffset + done * frameBytes);
       const got = Math.floor(bytesRead / frameBytes);
       if (got === 0) break;
-      const out = new Float32Array(got);
-      if (int16) {
-        // The common case without a call per sample (the same arithmetic, so the same samples).
-        const ch = wav.channels;
-        for (let i = 0, k = 0; i < got; i++) {
-          let s = 0;
-          for (let c = 0; c < ch; c++, k++) s += int16[k] / 32768;
-          out[i] = s / ch;
-        }
-      } else {
-        for (let i = 0; i < got; i++) {
-          let s = 0;
-          const base = i * frameBytes;
-          for (let c = 0; c < wav.channels; c++) s += read(buf, base + c * bytesPer);
-          out[i] = s / wav.channels;
-        }
-      }
       done += got;
-      yield out;
+      yield decode(wav, buf, int16, got);
     }
   } finally {
     await fh.close();
   }
+}
+
+/** Mono (channel average) float samples, in blocks of at most `blockFrames`. */
+export function readWavMono(path: string, info?: WavInfo, blockFrames = 65536): AsyncGenerator<Float32Array> {
+  return readWavBlocks(path, info, blockFrames, (wav, buf, int16, got) => {
+    const out = new Float32Array(got);
+    const ch = wav.channels;
+    if (int16) {
+      // The common case without a call per sample (the same arithmetic, so the same samples).
+      for (let i = 0, k = 0; i < got; i++) {
+        let s = 0;
+        for (let c = 0; c < ch; c++, k++) s += int16[k] / 32768;
+        out[i] = s / ch;
+      }
+    } else {
+      const read = sampleReader(wav);
+      const bytesPer = wav.bitsPerSample / 8;
+      for (let i = 0; i < got; i++) {
+        let s = 0;
+        const base = i * bytesPer * ch;
+        for (let c = 0; c < ch; c++) s += read(buf, base + c * bytesPer);
+        out[i] = s / ch;
+      }
+    }
+    return out;
+  });
+}
+
+/** Each channel's float samples, in blocks of at most `blockFrames` frames (one array per channel). */
+export function readWavChannels(
+  path: string,
+  info?: WavInfo,
+  blockFrames = 65536,
+): AsyncGenerator<Float32Array[]> {
+  return readWavBlocks(path, info, blockFrames, (wav, buf, int16, got) => {
+    const ch = wav.channels;
+    const out = Array.from({ length: ch }, () => new Float32Array(got));
+    if (int16) {
+      for (let i = 0, k = 0; i < got; i++) for (let c = 0; c < ch; c++, k++) out[c]![i] = int16[k]! / 32768;
+    } else {
+      const read = sampleReader(wav);
+      const bytesPer = wav.bitsPerSample / 8;
+      for (let i = 0; i < got; i++) {
+        const base = i * bytesPer * ch;
+        for (let c = 0; c < ch; c++) out[c]![i] = read(buf, base + c * bytesPer);
+      }
+    }
+    return out;
+  });
 }

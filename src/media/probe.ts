@@ -1,6 +1,7 @@
 // ffprobe wrapper: what a media file really is, found from its content, never from its name.
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
+import { readWavInfo, type WavInfo } from '../engines/cpu/wav.js';
 
 export type MediaKind = 'VIDEO' | 'AUDIO' | 'IMAGE';
 
@@ -64,6 +65,7 @@ function shortFormat(formatName: string, videoCodec: string | null, majorBrand: 
 }
 
 let ffprobeStarts = 0;
+let probes = 0;
 
 /**
  * How many ffprobe processes this process has started. Each costs 0.1-0.25 s of process start-up on a
@@ -73,9 +75,51 @@ export function ffprobeStartCount(): number {
   return ffprobeStarts;
 }
 
+/** How many files this process has probed, with ffprobe or without (the submit path counts them). */
+export function mediaProbeCount(): number {
+  return probes;
+}
+
+/** ffprobe's codec names of the WAV sample formats this process reads itself. */
+function wavCodec(info: WavInfo): string | null {
+  if (info.float)
+    return info.bitsPerSample === 32 ? 'pcm_f32le' : info.bitsPerSample === 64 ? 'pcm_f64le' : null;
+  return { 8: 'pcm_u8', 16: 'pcm_s16le', 24: 'pcm_s24le', 32: 'pcm_s32le' }[info.bitsPerSample] ?? null;
+}
+
+/**
+ * What ffprobe would say of a plain WAV file (PCM or float samples), read from its header: the
+ * common audio upload needs no ffprobe start (0.1-0.25 s, docs/benchmarks.md). null for anything
+ * else, which ffprobe then reads.
+ */
+async function probeWav(path: string, sizeBytes: number): Promise<MediaProbe | null> {
+  const info = await readWavInfo(path).catch(() => null);
+  const codec = info ? wavCodec(info) : null;
+  if (!info || !codec || info.channels < 1 || info.sampleRate < 1 || info.frames < 1) return null;
+  return {
+    kind: 'AUDIO',
+    formatName: 'wav',
+    format: 'wav',
+    durationSeconds: info.frames / info.sampleRate,
+    sizeBytes,
+    video: null,
+    audio: { codec, sampleRate: info.sampleRate, channels: info.channels },
+  };
+}
+
 export async function probeMedia(path: string, opts: { timeoutMs?: number } = {}): Promise<MediaProbe> {
   const st = await stat(path);
   if (st.size === 0) throw new MediaProbeError('the file is empty');
+  probes++;
+  return (await probeWav(path, st.size)) ?? ffprobeMedia(path, st.size, opts);
+}
+
+/** What ffprobe says of the file (probeMedia without the WAV shortcut). */
+export async function ffprobeMedia(
+  path: string,
+  sizeBytes: number,
+  opts: { timeoutMs?: number } = {},
+): Promise<MediaProbe> {
   ffprobeStarts++;
   const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path];
   const out = await new Promise<string>((resolve, reject) => {
@@ -158,7 +202,7 @@ export async function probeMedia(path: string, opts: { timeoutMs?: number } = {}
     formatName,
     format: shortFormat(formatName, videoCodec, fmt.tags?.major_brand),
     durationSeconds: isImage ? null : durationSeconds,
-    sizeBytes: st.size,
+    sizeBytes,
     video,
     audio,
   };

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
 import { startBackground, type Background } from '../../src/jobs/runtime.js';
-import { ffprobeStartCount, probeMedia } from '../../src/media/probe.js';
+import { ffprobeStartCount, mediaProbeCount, probeMedia } from '../../src/media/probe.js';
 import { renderEditedVideo } from '../../src/pipeline/dialogue-render.js';
 import {
   AUDIO_LONG_SECONDS,
@@ -55,11 +55,17 @@ describe(`ffprobe starts per generation (${DB})`, { timeout: 240_000 }, () => {
     await m?.cleanup();
   });
 
-  /** ffprobe starts while fn runs. */
-  async function probesDuring<T>(fn: () => Promise<T>): Promise<{ value: T; probes: number }> {
-    const before = ffprobeStartCount();
+  /**
+   * Probes while fn runs: all of them, and those that started ffprobe (a plain WAV file is read from
+   * its header, without ffprobe).
+   */
+  async function probesDuring<T>(
+    fn: () => Promise<T>,
+  ): Promise<{ value: T; probes: number; ffprobes: number }> {
+    const before = mediaProbeCount();
+    const ffprobesBefore = ffprobeStartCount();
     const value = await fn();
-    return { value, probes: ffprobeStartCount() - before };
+    return { value, probes: mediaProbeCount() - before, ffprobes: ffprobeStartCount() - ffprobesBefore };
   }
 
   /** Submits, waits for COMPLETED; the generation as GET shows it. */
@@ -76,7 +82,8 @@ describe(`ffprobe starts per generation (${DB})`, { timeout: 240_000 }, () => {
       video: await uploadAsset(t.app, org.owner.headers, m.video),
       audio: await uploadAsset(t.app, org.owner.headers, m.audioShort),
     }));
-    assert.equal(uploads.probes, 2, 'one ffprobe per uploaded file');
+    assert.equal(uploads.probes, 2, 'one probe per uploaded file');
+    assert.equal(uploads.ffprobes, 1, 'the video by ffprobe; the WAV from its header');
     const run = await probesDuring(() =>
       generate({
         model: 'lipsync-2',
@@ -126,6 +133,7 @@ describe(`ffprobe starts per generation (${DB})`, { timeout: 240_000 }, () => {
       }),
     );
     assert.equal(run.probes, 1, 'the URL input, once');
+    assert.equal(run.ffprobes, 0, 'a WAV file, read from its header');
     assert.ok(
       Math.abs(run.value.outputDuration - AUDIO_LONG_SECONDS) < 0.1,
       String(run.value.outputDuration),

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fixture } from '../helpers/paths.js';
 import { probeOwnOutput, readIsoProbe } from '../../src/media/iso-probe.js';
-import { ffprobeStartCount, probeMedia } from '../../src/media/probe.js';
+import { ffprobeStartCount, mediaProbeCount, probeMedia } from '../../src/media/probe.js';
 import { aacArgs, containerArgs, h264Args } from '../../src/media/encoding.js';
 
 const run = promisify(execFile);
@@ -76,9 +76,13 @@ describe('ISO BMFF output probe', { timeout: 120_000 }, () => {
     await ffmpeg(['-i', plain, '-c:v', 'mpeg4', '-c:a', 'copy', mpeg4]);
     for (const path of [rotated, mpeg4, fixture('media/hello.wav')]) {
       assert.equal(await readIsoProbe(path), null, path);
-      const before = ffprobeStartCount();
+      const before = mediaProbeCount();
       assert.deepEqual(await probeOwnOutput(path), await probeMedia(path), path);
-      assert.equal(ffprobeStartCount() - before, 2, 'probeOwnOutput asked ffprobe');
+      assert.equal(
+        mediaProbeCount() - before,
+        2,
+        'probeOwnOutput asked probeMedia (ffprobe but for the WAV)',
+      );
     }
     const before = ffprobeStartCount();
     await probeOwnOutput(plain);

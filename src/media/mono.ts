@@ -2,7 +2,7 @@
 // activity and the analyses that need the whole signal at once (the viseme model; tests and
 // measurement scripts).
 import { join } from 'node:path';
-import { readWavInfo, readWavMono, type WavInfo } from '../engines/cpu/wav.js';
+import { isPlainWav, readWavInfo, readWavMono, type WavInfo } from '../engines/cpu/wav.js';
 import { canResample, Resampler } from './resample.js';
 import { runFfmpeg } from './ffmpeg.js';
 import { withTempDir } from './tempdir.js';
@@ -21,9 +21,7 @@ export function concatSamples(parts: readonly Float32Array[]): Float32Array {
 /** A PCM or float WAV file this process reads and resamples itself, or null for ffmpeg to decode. */
 async function plainWav(path: string, sampleRate: number): Promise<WavInfo | null> {
   const info = await readWavInfo(path).catch(() => null);
-  if (!info || info.channels < 1 || info.frames < 1 || ![8, 16, 24, 32, 64].includes(info.bitsPerSample))
-    return null;
-  if (info.float ? info.bitsPerSample < 32 : info.bitsPerSample > 32) return null;
+  if (!info || !isPlainWav(info)) return null;
   return canResample(info.sampleRate, sampleRate) ? info : null;
 }
 

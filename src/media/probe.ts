@@ -1,7 +1,7 @@
 // ffprobe wrapper: what a media file really is, found from its content, never from its name.
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
-import { readWavInfo, type WavInfo } from '../engines/cpu/wav.js';
+import { isPlainWav, readWavInfo, type WavInfo } from '../engines/cpu/wav.js';
 
 export type MediaKind = 'VIDEO' | 'AUDIO' | 'IMAGE';
 
@@ -80,11 +80,10 @@ export function mediaProbeCount(): number {
   return probes;
 }
 
-/** ffprobe's codec names of the WAV sample formats this process reads itself. */
-function wavCodec(info: WavInfo): string | null {
-  if (info.float)
-    return info.bitsPerSample === 32 ? 'pcm_f32le' : info.bitsPerSample === 64 ? 'pcm_f64le' : null;
-  return { 8: 'pcm_u8', 16: 'pcm_s16le', 24: 'pcm_s24le', 32: 'pcm_s32le' }[info.bitsPerSample] ?? null;
+/** ffprobe's codec name of a plain WAV file's samples (isPlainWav). */
+function wavCodec(info: WavInfo): string {
+  if (info.float) return `pcm_f${info.bitsPerSample}le`;
+  return info.bitsPerSample === 8 ? 'pcm_u8' : `pcm_s${info.bitsPerSample}le`;
 }
 
 /**
@@ -94,8 +93,7 @@ function wavCodec(info: WavInfo): string | null {
  */
 async function probeWav(path: string, sizeBytes: number): Promise<MediaProbe | null> {
   const info = await readWavInfo(path).catch(() => null);
-  const codec = info ? wavCodec(info) : null;
-  if (!info || !codec || info.channels < 1 || info.sampleRate < 1 || info.frames < 1) return null;
+  if (!info || !isPlainWav(info)) return null;
   return {
     kind: 'AUDIO',
     formatName: 'wav',
@@ -103,7 +101,7 @@ async function probeWav(path: string, sizeBytes: number): Promise<MediaProbe | n
     durationSeconds: info.frames / info.sampleRate,
     sizeBytes,
     video: null,
-    audio: { codec, sampleRate: info.sampleRate, channels: info.channels },
+    audio: { codec: wavCodec(info), sampleRate: info.sampleRate, channels: info.channels },
   };
 }
 

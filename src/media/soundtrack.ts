@@ -6,7 +6,7 @@
 // clip of a minute (docs/benchmarks.md, "Fewer processes per job"). Anything else goes through ffmpeg.
 import { open } from 'node:fs/promises';
 import os from 'node:os';
-import { readWavChannels, readWavInfo, type WavInfo } from '../engines/cpu/wav.js';
+import { isPlainWav, readWavChannels, readWavInfo, type WavInfo } from '../engines/cpu/wav.js';
 import { AUDIO_SAMPLE_RATE } from './encoding.js';
 import { MediaProcessError } from './ffmpeg.js';
 import { canResample, Resampler, type ResamplerShape } from './resample.js';
@@ -24,9 +24,7 @@ const MAX_DATA_BYTES = 0xffffffff - 36;
 export async function soundtrackSource(path: string, totalSamples: number): Promise<WavInfo | null> {
   if (totalSamples * BYTES_PER_FRAME > MAX_DATA_BYTES) return null;
   const info = await readWavInfo(path).catch(() => null);
-  if (!info || info.channels < 1 || info.channels > CHANNELS || info.frames < 1) return null;
-  if (info.float ? ![32, 64].includes(info.bitsPerSample) : ![8, 16, 24, 32].includes(info.bitsPerSample))
-    return null;
+  if (!info || !isPlainWav(info) || info.channels > CHANNELS) return null;
   const rateOk = info.sampleRate === AUDIO_SAMPLE_RATE || canResample(info.sampleRate, AUDIO_SAMPLE_RATE);
   return rateOk ? info : null;
 }

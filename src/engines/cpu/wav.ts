@@ -72,6 +72,12 @@ export async function readWavInfo(path: string): Promise<WavInfo> {
   }
 }
 
+/** Samples this reader decodes: PCM of 8, 16, 24 or 32 bits, or float of 32 or 64, with sound in it. */
+export function isPlainWav(info: WavInfo): boolean {
+  const sizes = info.float ? [32, 64] : [8, 16, 24, 32];
+  return sizes.includes(info.bitsPerSample) && info.channels >= 1 && info.sampleRate >= 1 && info.frames >= 1;
+}
+
 function sampleReader(info: WavInfo): (b: Buffer, off: number) => number {
   const bits = info.bitsPerSample;
   if (info.float) return bits === 64 ? (b, o) => b.readDoubleLE(o) : (b, o) => b.readFloatLE(o);

@@ -60,6 +60,8 @@ interface ServiceRun {
   notifyMs: number;
   /** CPU seconds the server process and its ffmpeg children spent on it (Linux; null elsewhere). */
   cpuSeconds: number | null;
+  /** Minor page faults of the server process itself meanwhile (Linux; null elsewhere). */
+  minorFaults: number | null;
 }
 
 async function time<T>(fn: () => Promise<T>): Promise<number> {
@@ -204,6 +206,7 @@ async function serviceRun(
     notifyMs: tDone - finishedAt,
     cpuSeconds:
       cpuBefore && cpuAfter ? cpuAfter.own + cpuAfter.children - (cpuBefore.own + cpuBefore.children) : null,
+    minorFaults: cpuBefore && cpuAfter ? cpuAfter.minorFaults - cpuBefore.minorFaults : null,
   };
 }
 
@@ -408,6 +411,14 @@ await runMain(
           `CPU per generation (the server and its ffmpeg runs): ${median(cpu).toFixed(2)} s against ` +
             `${median(plainCpu).toFixed(2)} s for the one-pass re-encode ` +
             `(${median(cpu.map((c, i) => c / plainCpu[i])).toFixed(2)}x, median of ${RUNS} paired runs)`,
+        );
+      }
+      const faults = service.map((x) => x.minorFaults).filter((x): x is number => x !== null);
+      if (faults.length === RUNS) {
+        // After every spawn the server process faults once per page it writes (docs/benchmarks.md,
+        // "Fewer processes per job"): what a helper process that spawns for it would save.
+        console.log(
+          `minor page faults of the server process per generation: ${num(median(faults), 0)} (median)`,
         );
       }
       console.log(

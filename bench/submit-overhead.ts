@@ -17,6 +17,7 @@
 //   node --import tsx bench/submit-overhead.ts [--quick] [--runs=N] [--video=face_1.mp4]
 //                                              [--audio=audio_1.wav] [--engine=passthrough]
 //                                              [--size=1280x720] [--recognize=1] [--warm-up=0]
+//                                              [--spawn-helper=compare]
 //
 // --size: the fixture clip is first re-encoded to that size (scaled to the height and padded to the
 // width, as bench/engine.ts makes its 720p case; the scaled clip must not be wider), and that file is
@@ -24,6 +25,8 @@
 // (LIPSYNC_ARTICULATION_RECOGNIZE=1; off by default, as in the server). --warm-up=0: the worker does
 // not load the engine at start (LIPSYNC_ENGINE_WARM_UP=0), so the first generation loads it. The first
 // generation after the start is printed on its own; the runs measured come after it.
+// --spawn-helper=compare: then N more pairs of generations in the same server, its children started
+// through the spawn helper and by the server itself, alternated: its own CPU and page faults for each.
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -60,6 +63,8 @@ interface ServiceRun {
   notifyMs: number;
   /** CPU seconds the server process and its ffmpeg children spent on it (Linux; null elsewhere). */
   cpuSeconds: number | null;
+  /** Of which the server process itself (the rest: its ffmpeg runs and spawn helper). */
+  ownCpuSeconds: number | null;
   /** Minor page faults of the server process itself meanwhile (Linux; null elsewhere). */
   minorFaults: number | null;
 }
@@ -158,6 +163,61 @@ async function formBody(): Promise<FormData> {
   return form;
 }
 
+/**
+ * The server's own CPU and page faults per generation with its children started through the spawn
+ * helper and by itself, alternated per run in one server (ADR 18).
+ */
+async function compareSpawnHelper(
+  server: BenchChild,
+  assets: { video: string; audio: string },
+): Promise<void> {
+  const runs = { on: [] as ServiceRun[], off: [] as ServiceRun[] };
+  for (let i = 0; i < RUNS; i++) {
+    for (const on of i % 2 === 0 ? [true, false] : [false, true]) {
+      await server.call({ cmd: 'spawn-helper', on });
+      runs[on ? 'on' : 'off'].push(await serviceRun(server, assets));
+    }
+  }
+  await server.call({ cmd: 'spawn-helper', on: true });
+  const own = (r: ServiceRun[]) => r.map((x) => x.ownCpuSeconds ?? NaN);
+  const all = (r: ServiceRun[]) => r.map((x) => x.cpuSeconds ?? NaN);
+  const faults = (r: ServiceRun[]) => r.map((x) => x.minorFaults ?? NaN);
+  const paired = (a: number[], b: number[]) => median(a.map((x, i) => x / b[i])).toFixed(3);
+  console.log(
+    `children started through the spawn helper (on) or by the server itself (off), ${RUNS} alternated pairs:`,
+  );
+  printTable([
+    ['per generation (medians)', 'on', 'off', 'on/off (paired)'],
+    [
+      'server process CPU, s',
+      median(own(runs.on)).toFixed(3),
+      median(own(runs.off)).toFixed(3),
+      paired(own(runs.on), own(runs.off)),
+    ],
+    [
+      'with its children, s',
+      median(all(runs.on)).toFixed(3),
+      median(all(runs.off)).toFixed(3),
+      paired(all(runs.on), all(runs.off)),
+    ],
+    [
+      'server minor page faults',
+      num(median(faults(runs.on)), 0),
+      num(median(faults(runs.off)), 0),
+      paired(faults(runs.on), faults(runs.off)),
+    ],
+    [
+      'submit -> COMPLETED, ms',
+      num(median(runs.on.map((x) => x.totalMs)), 0),
+      num(median(runs.off.map((x) => x.totalMs)), 0),
+      paired(
+        runs.on.map((x) => x.totalMs),
+        runs.off.map((x) => x.totalMs),
+      ),
+    ],
+  ]);
+}
+
 /** One generation: by asset ids (uploaded before the runs) or, with assets null, as a multipart form. */
 async function serviceRun(
   server: BenchChild,
@@ -206,6 +266,7 @@ async function serviceRun(
     notifyMs: tDone - finishedAt,
     cpuSeconds:
       cpuBefore && cpuAfter ? cpuAfter.own + cpuAfter.children - (cpuBefore.own + cpuBefore.children) : null,
+    ownCpuSeconds: cpuBefore && cpuAfter ? cpuAfter.own - cpuBefore.own : null,
     minorFaults: cpuBefore && cpuAfter ? cpuAfter.minorFaults - cpuBefore.minorFaults : null,
   };
 }
@@ -285,6 +346,7 @@ await runMain(
           `pipeline ffmpeg ${num(pipeline[i - 1], 0)} ms, one-pass ffmpeg ${num(onePass[i - 1], 0)} ms`,
       );
     }
+    if (args.values['spawn-helper'] === 'compare') await compareSpawnHelper(server, assets);
     await server.stop();
 
     // Each run's service time is paired with the baseline measured just before it, so the overhead
@@ -411,6 +473,12 @@ await runMain(
           `CPU per generation (the server and its ffmpeg runs): ${median(cpu).toFixed(2)} s against ` +
             `${median(plainCpu).toFixed(2)} s for the one-pass re-encode ` +
             `(${median(cpu.map((c, i) => c / plainCpu[i])).toFixed(2)}x, median of ${RUNS} paired runs)`,
+        );
+        const own = service.map((x) => x.ownCpuSeconds ?? 0);
+        console.log(
+          `  of which the server process itself: ${median(own).toFixed(2)} s ` +
+            `(${median(own.map((c, i) => c / plainCpu[i])).toFixed(2)}x the one-pass re-encode); ` +
+            `its ffmpeg runs and spawn helper: ${median(cpu.map((c, i) => c - own[i])).toFixed(2)} s`,
         );
       }
       const faults = service.map((x) => x.minorFaults).filter((x): x is number => x !== null);

@@ -121,6 +121,11 @@ export interface Config {
    * (LIPSYNC_ENGINE_WARM_UP, default on); off, the first job loads them and idle ones are let go.
    */
   readonly engineWarmUp: boolean;
+  /**
+   * Child processes (ffmpeg, ffprobe, the speech tools) are started by a small helper process
+   * (LIPSYNC_SPAWN_HELPER, default on; ADR 18); off, this process starts them itself.
+   */
+  readonly spawnHelper: boolean;
   /** Time to receive a whole request, headers and body (not to answer it); then 408 and close. */
   readonly requestTimeoutMs: number;
   /** Time to receive the request headers; at most requestTimeoutMs. */
@@ -331,6 +336,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       env.LIPSYNC_ENGINES_FILE && env.LIPSYNC_ENGINES_FILE !== '' ? resolve(env.LIPSYNC_ENGINES_FILE) : null,
     defaultEngine,
     engineWarmUp: bool('LIPSYNC_ENGINE_WARM_UP', true),
+    spawnHelper: bool('LIPSYNC_SPAWN_HELPER', true),
     webhookTimeoutMs: int('LIPSYNC_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
     ...httpTimeouts(int, problems, fetchTimeoutMs),
     batchConcurrency: planNumbers(env, 'LIPSYNC_BATCH_CONCURRENCY', problems),

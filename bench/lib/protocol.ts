@@ -45,6 +45,8 @@ export type Command =
   | { cmd: 'generation'; id: string }
   /** The process's wallNow(), to measure the clock offset between processes. */
   | { cmd: 'clock' }
+  /** Children started through the spawn helper or by the process itself (useSpawnHelper). */
+  | { cmd: 'spawn-helper'; on: boolean }
   | { cmd: 'stop' };
 
 export interface Request {

@@ -18,6 +18,7 @@ import type { GenerationRecord } from '../../src/store/generations.js';
 import { createOrgWithKey } from '../../test/helpers/orgs.js';
 import type { Command, FinishTiming, Ready, Reply, Request, Stats } from './protocol.js';
 import { wallNow } from './stats.js';
+import { useSpawnHelper } from '../../src/processes/spawn.js';
 
 const mode = process.env.BENCH_CHILD_MODE === 'finisher' ? 'finisher' : 'server';
 const config = loadConfig(process.env);
@@ -194,6 +195,9 @@ async function handle(c: Command): Promise<unknown> {
       return services.store.generations.findAny(c.id);
     case 'clock':
       return wallNow();
+    case 'spawn-helper':
+      useSpawnHelper(c.on);
+      return null;
     case 'stop':
       await stop();
       return null;

@@ -1,7 +1,8 @@
 // The one place that starts ffmpeg: argument arrays only (never a shell string), bounded stderr kept
 // for error messages, progress from `-progress pipe:1`, and a hard kill on abort or timeout. A run
-// settles only after the process has exited, so callers may delete its files right away.
-import { spawn, type ChildProcess } from 'node:child_process';
+// settles only after the process has exited, so callers may delete its files right away. It is
+// started through the spawn helper (processes/spawn.ts); frames travel through FIFOs, not stdio pipes.
+import { spawnChild, type Child, type FifoStdio } from '../processes/spawn.js';
 
 export const FFMPEG_BIN = 'ffmpeg';
 
@@ -31,13 +32,16 @@ export interface FfmpegRunOptions {
 interface StartOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
-  stdin: 'ignore' | 'pipe';
-  /** A number: that open file descriptor (e.g. a FIFO's write end) becomes ffmpeg's stdout. */
-  stdout: 'ignore' | 'pipe' | number;
+  /** { fifo }: ffmpeg reads that FIFO as its stdin (the caller holds the write end). */
+  stdin: 'ignore' | 'pipe' | FifoStdio;
+  /** { fifo }: ffmpeg writes its stdout into that FIFO (the caller holds the read end). */
+  stdout: 'ignore' | 'pipe' | FifoStdio;
+  /** Start it from this process: for bulk data through a stdio pipe, where no FIFO could be made. */
+  direct?: boolean;
 }
 
 export interface FfmpegProcess {
-  child: ChildProcess;
+  child: Child;
   /** Resolves when ffmpeg exits with status 0; rejects with a MediaProcessError otherwise. */
   done: Promise<void>;
   /** Kills ffmpeg (SIGKILL); `done` then rejects with the given reason. */
@@ -50,8 +54,11 @@ const TAIL_LINES = 30;
 export function startFfmpeg(args: readonly string[], opts: StartOptions): FfmpegProcess {
   const base = ['-hide_banner', '-nostats', '-loglevel', 'error'];
   if (opts.stdin === 'ignore') base.push('-nostdin');
-  const child = spawn(FFMPEG_BIN, [...base, ...args], {
-    stdio: [opts.stdin, opts.stdout, 'pipe'],
+  const child = spawnChild(FFMPEG_BIN, [...base, ...args], {
+    stdin: opts.stdin,
+    stdout: opts.stdout,
+    stderr: 'pipe',
+    direct: opts.direct,
   });
   const tail: string[] = [];
   let partial = '';
@@ -87,7 +94,7 @@ export function startFfmpeg(args: readonly string[], opts: StartOptions): Ffmpeg
       opts.signal?.removeEventListener('abort', onAbort);
       if (partial.trim() !== '') tail.push(partial.trim());
       const stderrTail = tail.slice(-TAIL_LINES);
-      if (spawnError && code === null && signal === null) {
+      if (spawnError) {
         reject(new MediaProcessError('spawn', `ffmpeg could not start: ${spawnError.message}`));
       } else if (killedFor === 'timeout') {
         reject(new MediaProcessError('timeout', `ffmpeg timed out after ${opts.timeoutMs} ms`, stderrTail));

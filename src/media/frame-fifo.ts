@@ -4,22 +4,24 @@
 // (docs/benchmarks.md, "fifth pass"). Here ffmpeg writes into a FIFO whose read end is a net.Socket
 // with `onread`: each read lands straight in the frame being filled (a pooled buffer), and a full
 // queue stops reading, so the decoder is paced by its consumer as through a pipe.
-import { execFile } from 'node:child_process';
+// ffmpeg opens the FIFO by path ({ fifo }), so the spawn helper can start it (processes/spawn.ts).
 import { closeSync, constants, openSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-
-const execFileAsync = promisify(execFile);
+import { spawnChild } from '../processes/spawn.js';
 
 /** Complete frames waiting for the consumer before reading stops (callers read ahead themselves: prefetch). */
 const READY_LIMIT = 1;
 
 export interface FrameFifo {
-  /** The write end, for the child's stdout; close it (closeWriteEnd) once the child is started. */
-  readonly writeFd: number;
+  /** The FIFO, for the child's stdout ({ fifo: path }). */
+  readonly path: string;
+  /**
+   * Closes this process's write end, held so that the read end sees no end of file before the
+   * child has opened its own: call it once the child has started (or failed to).
+   */
   closeWriteEnd(): void;
   /** The frames, in order; ends when the writer closes (partialBytes then tells of a frame cut short). */
   frames(): AsyncGenerator<Buffer>;
@@ -38,21 +40,34 @@ export async function openFrameFifo(
   take: () => Buffer,
   root: string = tmpdir(),
 ): Promise<FrameFifo> {
+  const { dir, path, readFd, writeFd } = await makeFifo(root);
+  return new SocketFrameFifo(dir, path, readFd, writeFd, frameBytes, take);
+}
+
+/** A FIFO in a private temporary folder, opened at both ends (this process holds both). */
+async function makeFifo(root: string): Promise<{ dir: string; path: string; readFd: number; writeFd: number }> {
   const dir = await mkdtemp(join(root, 'lipsync-frames-'));
   const path = join(dir, 'frames');
   let readFd = -1;
-  let writeFd = -1;
   try {
-    await execFileAsync('mkfifo', ['-m', '600', path]);
+    await runMkfifo(path);
     // Non-blocking so the read end opens without a writer; the write end then opens at once.
     readFd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-    writeFd = openSync(path, constants.O_WRONLY);
+    const writeFd = openSync(path, constants.O_WRONLY);
+    return { dir, path, readFd, writeFd };
   } catch (err) {
     if (readFd >= 0) closeSync(readFd);
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
-  return new SocketFrameFifo(dir, readFd, writeFd, frameBytes, take);
+}
+
+function runMkfifo(path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawnChild('mkfifo', ['-m', '600', path]);
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`mkfifo exited with ${code}`))));
+  });
 }
 
 class SocketFrameFifo implements FrameFifo {
@@ -68,8 +83,9 @@ class SocketFrameFifo implements FrameFifo {
 
   constructor(
     private readonly dir: string,
+    readonly path: string,
     readFd: number,
-    readonly writeFd: number,
+    private readonly writeFd: number,
     private readonly frameBytes: number,
     private readonly take: () => Buffer,
   ) {

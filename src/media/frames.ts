@@ -117,14 +117,13 @@ export async function* decodeFrames(
   }
   let proc: FfmpegProcess;
   try {
-    proc = startFfmpeg(decodeArgs(spec), { ...opts, stdin: 'ignore', stdout: fifo.writeFd });
+    proc = startFfmpeg(decodeArgs(spec), { ...opts, stdin: 'ignore', stdout: { fifo: fifo.path } });
   } catch (err) {
     await fifo.dispose();
     throw err;
-  } finally {
-    // ffmpeg holds its own copy; the FIFO ends when ffmpeg closes it.
-    fifo.closeWriteEnd();
   }
+  // Once ffmpeg holds its own write end, the FIFO ends when ffmpeg closes it.
+  void proc.child.started.then(() => fifo.closeWriteEnd());
   try {
     yield* untilExit(proc, fifo.frames(), () => fifo.partialBytes);
   } finally {
@@ -134,7 +133,7 @@ export async function* decodeFrames(
 
 /** The same from ffmpeg's stdout: one buffer per pipe read, joined into frames. */
 function decodeThroughPipe(spec: DecodeSpec, size: number, opts: StreamOptions): AsyncGenerator<Buffer> {
-  const proc = startFfmpeg(decodeArgs(spec), { ...opts, stdin: 'ignore', stdout: 'pipe' });
+  const proc = startFfmpeg(decodeArgs(spec), { ...opts, stdin: 'ignore', stdout: 'pipe', direct: true });
   const stdout = proc.child.stdout;
   if (!stdout) throw new MediaProcessError('spawn', 'ffmpeg has no stdout');
   let have = 0;

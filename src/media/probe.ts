@@ -1,7 +1,7 @@
 // ffprobe wrapper: what a media file really is, found from its content, never from its name.
-import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { isPlainWav, readWavInfo, type WavInfo } from '../engines/cpu/wav.js';
+import { spawnChild } from '../processes/spawn.js';
 
 export type MediaKind = 'VIDEO' | 'AUDIO' | 'IMAGE';
 
@@ -121,12 +121,12 @@ export async function ffprobeMedia(
   ffprobeStarts++;
   const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', path];
   const out = await new Promise<string>((resolve, reject) => {
-    const p = spawn('ffprobe', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawnChild('ffprobe', args, { stdout: 'pipe', stderr: 'pipe' });
     const chunks: Buffer[] = [];
     let err = '';
     const timer = setTimeout(() => p.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
-    p.stdout.on('data', (c: Buffer) => chunks.push(c));
-    p.stderr.on('data', (c: Buffer) => {
+    p.stdout?.on('data', (c: Buffer) => chunks.push(c));
+    p.stderr?.on('data', (c: Buffer) => {
       if (err.length < 4000) err += c.toString();
     });
     p.on('error', (e) => {

@@ -46,6 +46,7 @@ import { DEFAULT_PRICES, type PriceTable } from '../domain/pricing.js';
 import { Metrics } from '../metrics/metrics.js';
 import { Drain } from './drain.js';
 import { RemotePresence } from '../jobs/remote-presence.js';
+import { useSpawnHelper } from '../processes/spawn.js';
 
 export interface Services {
   readonly config: Config;
@@ -84,6 +85,7 @@ export interface Services {
 }
 
 export async function createServices(config: Config, logger: Logger): Promise<Services> {
+  useSpawnHelper(config.spawnHelper);
   const db = openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,

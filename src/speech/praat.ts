@@ -2,10 +2,10 @@
 // them and are written into the caller's workDir, so nothing depends on non-TS files surviving the
 // build. Praat's stderr (its own messages, which may quote file paths) goes into the error's `detail`
 // for the log only; the error message itself stays generic.
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { spawnChild } from '../processes/spawn.js';
 
 export const PRAAT_BIN = 'praat';
 
@@ -58,15 +58,15 @@ export async function runPraat(
   if (opts.signal?.aborted) throw new PraatError('aborted', 'praat was aborted');
   const script = await writeScript(source, opts.workDir);
   const argv = ['--no-pref-files', '--no-plugins', '--run', script, ...args.map((a) => formatArg(a))];
-  const child = spawn(PRAAT_BIN, argv, { stdio: ['ignore', 'pipe', 'pipe'], cwd: opts.workDir });
+  const child = spawnChild(PRAAT_BIN, argv, { stdout: 'pipe', stderr: 'pipe', cwd: opts.workDir });
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8');
-  child.stderr.setEncoding('utf8');
-  child.stdout.on('data', (c: string) => {
+  child.stdout?.setEncoding('utf8');
+  child.stderr?.setEncoding('utf8');
+  child.stdout?.on('data', (c: string) => {
     if (stdout.length < STDOUT_LIMIT) stdout += c;
   });
-  child.stderr.on('data', (c: string) => {
+  child.stderr?.on('data', (c: string) => {
     stderr = (stderr + c).slice(-STDERR_LIMIT);
   });
 
@@ -90,7 +90,7 @@ export async function runPraat(
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
       const detail = stderr.trim() || undefined;
-      if (spawnError && code === null && sig === null) {
+      if (spawnError) {
         reject(new PraatError('spawn', `praat could not start: ${spawnError.message}`));
       } else if (killedFor === 'timeout') {
         reject(new PraatError('timeout', `praat timed out after ${timeoutMs} ms`, detail));
@@ -116,7 +116,7 @@ function formatArg(a: string | number): string {
 /** True when the praat binary can be started (tests skip without it). */
 export async function praatAvailable(): Promise<boolean> {
   return new Promise((resolve) => {
-    const child = spawn(PRAAT_BIN, ['--version'], { stdio: 'ignore' });
+    const child = spawnChild(PRAAT_BIN, ['--version']);
     child.on('error', () => resolve(false));
     child.on('close', (code) => resolve(code === 0));
   });

@@ -2,9 +2,9 @@
 // argument arrays only, a hard kill on abort or timeout, and stderr kept as a bounded tail for the log
 // (it may quote the text being spoken, so it never goes to clients). A run settles only after the
 // process has exited, so callers may delete its files right away.
-import { spawn } from 'node:child_process';
 import { access, constants, stat } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
+import { spawnChild } from '../processes/spawn.js';
 
 export const FESTIVAL_VOICE_DIR = '/usr/share/festival/voices/us/cmu_us_slt_arctic_hts';
 export const RHVOICE_VOICE_ROOT = '/usr/share/RHVoice/voices';
@@ -44,9 +44,11 @@ export function runTool(cmd: string, args: readonly string[], opts: ToolRunOptio
       reject(new SpeechToolError('aborted', cmd, `${cmd} was aborted`));
       return;
     }
-    const child = spawn(cmd, args, {
+    const child = spawnChild(cmd, args, {
       cwd: opts.cwd,
-      stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      stdin: opts.stdin === undefined ? 'ignore' : 'pipe',
+      stdout: 'pipe',
+      stderr: 'pipe',
     });
     const out: Buffer[] = [];
     const tail: string[] = [];
@@ -80,7 +82,7 @@ export function runTool(cmd: string, args: readonly string[], opts: ToolRunOptio
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
-      if (spawnError && code === null && signal === null) {
+      if (spawnError) {
         reject(new SpeechToolError('spawn', cmd, `${cmd} could not start: ${(spawnError as Error).message}`));
       } else if (killedFor === 'timeout') {
         reject(new SpeechToolError('timeout', cmd, `${cmd} timed out after ${timeoutMs} ms`, tail));

@@ -45,7 +45,9 @@ export async function openFrameFifo(
 }
 
 /** A FIFO in a private temporary folder, opened at both ends (this process holds both). */
-async function makeFifo(root: string): Promise<{ dir: string; path: string; readFd: number; writeFd: number }> {
+async function makeFifo(
+  root: string,
+): Promise<{ dir: string; path: string; readFd: number; writeFd: number }> {
   const dir = await mkdtemp(join(root, 'lipsync-frames-'));
   const path = join(dir, 'frames');
   let readFd = -1;

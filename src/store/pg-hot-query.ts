@@ -3,7 +3,9 @@
 // the server sends, and the service parses, the row description again each time: for the 47-column
 // authentication join that was a tenth of the service's CPU per request (docs/benchmarks.md). The
 // columns of a named statement cannot change under it (PostgreSQL refuses: "cached plan must not
-// change result type"), so the first description is kept with the connection and used again.
+// change result type"), so the first description is kept with the connection and used again, with
+// the value parsers and the empty row that pg derived from it (pg derives them on every execution:
+// a type-parser lookup per column and a 47-key object, 5-7% of a request on PostgreSQL).
 //
 // This overrides two methods of pg's Query (pg is pinned in package.json; the integration tests run
 // every hot read through this class on PostgreSQL).
@@ -19,6 +21,18 @@ interface FieldsMessage {
   readonly fields: readonly unknown[];
 }
 
+/** What pg's Result derives from a description (pg 8's Result.addFields). */
+interface ResultInternals {
+  fields: readonly unknown[];
+  _parsers: unknown[] | undefined;
+  _prebuiltEmptyResultObject: object | null;
+}
+
+interface Described extends FieldsMessage {
+  readonly parsers: unknown[] | undefined;
+  readonly emptyRow: object | null;
+}
+
 /** The internals of pg.Query used here (pg 8). */
 interface QueryInternals {
   readonly name: string;
@@ -26,6 +40,10 @@ interface QueryInternals {
   readonly values: unknown[];
   readonly binary: boolean;
   readonly rows: number | undefined;
+  readonly callback: unknown;
+  _result: ResultInternals;
+  _accumulateRows: unknown;
+  listeners(event: 'row'): unknown[];
   hasBeenParsed(connection: Connection): boolean;
   prepare(connection: Connection): void;
   handleRowDescription(msg: FieldsMessage): void;
@@ -34,7 +52,7 @@ interface QueryInternals {
 }
 
 /** Each connection's descriptions of the named statements run on it. */
-const described = new WeakMap<Connection, Map<string, FieldsMessage>>();
+const described = new WeakMap<Connection, Map<string, Described>>();
 
 const Base = pg.Query as unknown as new (config: pg.QueryConfig) => QueryInternals;
 const prepareValue = (pg as unknown as { utils?: { prepareValue?: unknown } }).utils?.prepareValue;
@@ -60,8 +78,13 @@ class DescribedOnceQuery extends Base {
       this.handleError(err, connection);
       return;
     }
-    // The same fields as the server would describe, before any row arrives.
-    super.handleRowDescription(known);
+    // The same fields as the server would describe, before any row arrives: what pg's
+    // handleRowDescription does, with what it derived from them the first time.
+    const result = this._result;
+    result.fields = known.fields;
+    result._parsers = known.parsers;
+    result._prebuiltEmptyResultObject = known.emptyRow;
+    this._accumulateRows = this.callback || !this.listeners('row').length;
     this._getRows(connection, this.rows);
   }
 
@@ -69,7 +92,10 @@ class DescribedOnceQuery extends Base {
     if (this.describedOn !== undefined) {
       let byName = described.get(this.describedOn);
       if (byName === undefined) described.set(this.describedOn, (byName = new Map()));
-      byName.set(this.name, { fields: msg.fields });
+      super.handleRowDescription(msg);
+      const { _parsers: parsers, _prebuiltEmptyResultObject: emptyRow } = this._result;
+      byName.set(this.name, { fields: msg.fields, parsers, emptyRow });
+      return;
     }
     super.handleRowDescription(msg);
   }

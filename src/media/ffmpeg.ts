@@ -1,7 +1,8 @@
 // The one place that starts ffmpeg: argument arrays only (never a shell string), bounded stderr kept
 // for error messages, progress from `-progress pipe:1`, and a hard kill on abort or timeout. A run
 // settles only after the process has exited, so callers may delete its files right away. It is
-// started through the spawn helper (processes/spawn.ts); frames travel through FIFOs, not stdio pipes.
+// started through the spawn helper (processes/spawn.ts): decoded frames come through a FIFO that
+// ffmpeg opens by path, frames to encode go into its stdin pipe, handed over by the helper.
 import { spawnChild, type Child, type FifoStdio } from '../processes/spawn.js';
 
 export const FFMPEG_BIN = 'ffmpeg';

@@ -1,8 +1,9 @@
 // The one way the service starts a child process. By default the start is done by the spawn helper
-// (spawn-helper.ts), a small process forked once: a fork() of this large process would make it pay a
-// copy-on-write page fault for every page it writes afterwards, about half a second of CPU per
-// generation at 720p (ADR 18). The child looks like a ChildProcess to the caller: stdout and stderr as
-// readable streams, stdin as a writable one, 'error' and 'close' events, kill().
+// (spawn-helper.ts), a small process forked once: a fork() of this large process blocks its event
+// loop while the page tables are copied (5-8 ms) and makes it pay a copy-on-write fault for every page
+// it writes afterwards (about 3% of a 720p generation's CPU; ADR 18). The child looks like a
+// ChildProcess to the caller: stdout and stderr as readable streams, stdin as a writable one, 'error'
+// and 'close' events, kill().
 //
 // Bulk data never crosses the helper: frames go through FIFOs that the child opens by path
 // ({ fifo }) or through its stdin pipe, handed over to this process; what is relayed is small

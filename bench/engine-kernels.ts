@@ -3,8 +3,8 @@
 //
 //   warp   the mouth re-drawn on the planes (warpYuvInPlace) vs the region converted to rgb, warped
 //          with the rgb kernel and converted back (what the engine did before issue 15's fourth pass);
-//   crop   FaceMesh's 192x192 input from a large crop of the frame (cropRotatedYuvLarge) vs the
-//          crop's footprint converted to rgb and cropped there (cropRotated, the path of small crops);
+//   crop   FaceMesh's 192x192 input sampled from the yuv420p frame (crop-yuv.ts) vs the crop's
+//          footprint converted to rgb and cropped there (cropRotated), at five crop sizes;
 //   mesh   FaceMesh itself on onnxruntime vs tfjs WASM (the same weights).
 //
 //   node --import tsx bench/engine-kernels.ts [--quick] [--rounds=N]
@@ -12,7 +12,8 @@
 // Prints the median time per call over interleaved rounds and the ratio of each to its baseline.
 import os from 'node:os';
 import { faceModels, meshLayout, MESH_INPUT, MESH_POINTS } from '../src/engines/cpu/face-models.js';
-import { cropRotated, cropRotatedYuvLarge } from '../src/engines/cpu/image-ops.js';
+import { cropRotatedYuvBilinear, cropRotatedYuvLarge } from '../src/engines/cpu/crop-yuv.js';
+import { cropRotated } from '../src/engines/cpu/image-ops.js';
 import { MouthRig, buildTopology } from '../src/engines/cpu/mouth-rig.js';
 import { MouthInterior, warpInPlace } from '../src/engines/cpu/mouth-warp.js';
 import { warpYuvInPlace } from '../src/engines/cpu/mouth-warp-yuv.js';
@@ -108,23 +109,31 @@ async function main(): Promise<void> {
     'region to rgb, rgb warp, back to yuv (before)',
   );
 
-  const size = 420;
+  // FaceMesh's input at crop sizes around the tracker's switches (face-tracker.ts YUV_CROP_FROM, and
+  // 2x, where the samples change from bilinear to four nearest pixels).
   const angle = 0.1;
   const crop = new Float32Array(MESH_INPUT * MESH_INPUT * 3);
-  const half = (size / 2) * (Math.abs(Math.cos(angle)) + Math.abs(Math.sin(angle))) + 2;
-  const crops = await compare({
-    'footprint to rgb, then cropRotated': () => {
-      yuvToRgb(yuv, W, H, clamped(canvas), {
-        x0: 640 - half,
-        y0: 360 - half,
-        x1: 640 + half,
-        y1: 360 + half,
-      });
-      cropRotated({ data: canvas, width: W, height: H }, 640, 360, size, angle, MESH_INPUT, crop);
-    },
-    cropRotatedYuvLarge: () => cropRotatedYuvLarge(yuv, W, H, 640, 360, size, angle, MESH_INPUT, crop),
-  });
-  print(`crop: ${size} px into ${MESH_INPUT}x${MESH_INPUT}`, crops, 'footprint to rgb, then cropRotated');
+  for (const size of [150, 230, 307, 384, 420]) {
+    const half = (size / 2) * (Math.abs(Math.cos(angle)) + Math.abs(Math.sin(angle))) + 2;
+    const fromYuv = size > 2 * MESH_INPUT ? cropRotatedYuvLarge : cropRotatedYuvBilinear;
+    const crops = await compare({
+      'footprint to rgb, then cropRotated': () => {
+        yuvToRgb(yuv, W, H, clamped(canvas), {
+          x0: 640 - half,
+          y0: 360 - half,
+          x1: 640 + half,
+          y1: 360 + half,
+        });
+        cropRotated({ data: canvas, width: W, height: H }, 640, 360, size, angle, MESH_INPUT, crop);
+      },
+      [fromYuv.name]: () => fromYuv(yuv, W, H, 640, 360, size, angle, MESH_INPUT, crop),
+    });
+    print(
+      `crop: ${size} px into ${MESH_INPUT}x${MESH_INPUT} (${(size / MESH_INPUT).toFixed(1)}x)`,
+      crops,
+      'footprint to rgb, then cropRotated',
+    );
+  }
 
   const models = await faceModels();
   const mesh = await compare({

@@ -4,7 +4,8 @@
 // convert to their BT.601 limited-range values.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cropRotated, cropRotatedYuvLarge } from '../../src/engines/cpu/image-ops.js';
+import { cropRotatedYuvBilinear, cropRotatedYuvLarge } from '../../src/engines/cpu/crop-yuv.js';
+import { cropRotated } from '../../src/engines/cpu/image-ops.js';
 import { clamped, evenRect, rgbToYuv, yuvFrameBytes, yuvToRgb } from '../../src/engines/cpu/yuv.js';
 
 const W = 8;
@@ -76,7 +77,7 @@ describe('yuv420p rectangles', () => {
   });
 });
 
-describe('cropRotatedYuvLarge', () => {
+describe('cropRotatedYuvLarge and cropRotatedYuvBilinear', () => {
   it('reads a yuv420p frame as cropRotated reads its rgb24 conversion, within a level', () => {
     const w = 64;
     const h = 48;
@@ -89,13 +90,18 @@ describe('cropRotatedYuvLarge', () => {
     for (let i = w * h; i < f.length; i++) f[i] = 108 + (next() % 40);
     const canvas = new Uint8Array(w * h * 3);
     yuvToRgb(f, w, h, clamped(canvas), { x0: 0, y0: 0, x1: w, y1: h });
-    // Crops larger than twice the output, one partly outside the frame (its outside taps are black).
+    // Crops larger than twice the output (four nearest pixels per sample) and from 1.2x to 2x
+    // (bilinear), one of each partly outside the frame (its outside samples are black).
     for (const [cx, cy, size, angle] of [
       [32, 24, 40, 0.3],
       [10, 40, 50, -0.7],
+      [30, 22, 15, 0.2],
+      [20, 30, 19, -0.4],
+      [6, 40, 24, 0.9],
     ]) {
       const want = cropRotated({ data: canvas, width: w, height: h }, cx, cy, size, angle, 12);
-      const got = cropRotatedYuvLarge(f, w, h, cx, cy, size, angle, 12, new Float32Array(12 * 12 * 3));
+      const crop = size > 24 ? cropRotatedYuvLarge : cropRotatedYuvBilinear;
+      const got = crop(f, w, h, cx, cy, size, angle, 12, new Float32Array(12 * 12 * 3));
       let black = 0;
       for (let i = 0; i < want.length; i++) {
         assert.ok(
@@ -104,7 +110,7 @@ describe('cropRotatedYuvLarge', () => {
         );
         if (want[i] === 0) black++;
       }
-      if (cx === 10) assert.ok(black > 0, 'the crop reaching outside the frame has black samples');
+      if (cx < 12) assert.ok(black > 0, 'the crop reaching outside the frame has black samples');
     }
   });
 });

@@ -7,6 +7,7 @@ import { buildApp, type App } from './http/app.js';
 import { listenForMetrics } from './http/metrics.js';
 import { bootstrapFirstOrganization } from './services/bootstrap.js';
 import { startBackground, startHousekeeping, type Background } from './jobs/runtime.js';
+import { closeSpawnHelper } from './processes/spawn.js';
 
 export interface Running {
   services: Services;
@@ -113,17 +114,19 @@ export function stopOnSignals(
       );
       process.exit(1);
     }, opts.timeoutMs);
-    stop(signal).then(
-      () => {
-        clearTimeout(cap);
-        opts.logger.info(`${opts.what} stopped`);
-        process.exit(0);
-      },
-      (err: unknown) => {
-        opts.logger.error({ err }, `${opts.what}: shutdown failed`);
-        process.exit(1);
-      },
-    );
+    stop(signal)
+      .then(() => closeSpawnHelper())
+      .then(
+        () => {
+          clearTimeout(cap);
+          opts.logger.info(`${opts.what} stopped`);
+          process.exit(0);
+        },
+        (err: unknown) => {
+          opts.logger.error({ err }, `${opts.what}: shutdown failed`);
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

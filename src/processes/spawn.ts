@@ -50,6 +50,16 @@ export function useSpawnHelper(on: boolean): void {
   helperDisabled = !on;
 }
 
+/**
+ * Lets the helper go and waits until it has exited (it kills any child still running first): for a
+ * process about to exit, so that none of its descendants outlives it. A later start forks a new one.
+ */
+export async function closeSpawnHelper(timeoutMs = 5_000): Promise<void> {
+  const closing = helper;
+  helper = null;
+  await closing?.close(timeoutMs);
+}
+
 /** The helper's process id while one runs (for tests). */
 export function spawnHelperPid(): number | undefined {
   return helper?.pid;
@@ -286,6 +296,16 @@ class SpawnHelper {
       child.finish(null, 'SIGKILL');
     }
     this.children.clear();
+  }
+
+  async close(timeoutMs: number): Promise<void> {
+    if (this.process.exitCode !== null || this.process.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.process.once('exit', () => resolve()));
+    // Its channel closing is what makes the helper kill its children and leave.
+    if (this.process.connected) this.process.disconnect();
+    const timer = setTimeout(() => this.process.kill('SIGKILL'), timeoutMs);
+    await exited;
+    clearTimeout(timer);
   }
 
   // The helper and its channel keep the event loop alive only while a child runs.

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import {
+  closeSpawnHelper,
   spawnChild,
   spawnCounts,
   spawnHelperPid,
@@ -155,6 +156,21 @@ describe('the spawn helper', () => {
     parent.kill('SIGKILL');
     await untilGone(sleeper);
     await untilGone(helper);
+  });
+
+  it('closes at a clean exit: the helper has exited when closeSpawnHelper settles, its children with it', async () => {
+    useSpawnHelper(true);
+    const child = spawnChild('sleep', ['300']);
+    const ran = collect(child);
+    await child.started;
+    const helper = spawnHelperPid();
+    const sleeper = pids(child);
+    assert.ok(helper && sleeper);
+    await closeSpawnHelper();
+    assert.equal(running(helper), false, 'the helper is gone');
+    assert.equal((await ran).signal, 'SIGKILL');
+    await untilGone(sleeper);
+    assert.equal(spawnHelperPid(), undefined);
   });
 
   it('fails the children of a helper that dies, and the next start forks a new one', async () => {

@@ -3,6 +3,7 @@
 // first and converted once per output pixel. The conversion is affine, so the result is the rgb
 // path's up to rounding (and saturation of out-of-gamut colours), without converting the crop's
 // whole footprint first: that footprint grows with the square of the crop, the samples do not.
+import { cropAxes } from './image-ops.js';
 
 /**
  * `cropRotated`'s bilinear sampling (crops up to twice the output) of a yuv420p frame: the four
@@ -20,15 +21,7 @@ export function cropRotatedYuvBilinear(
   out: number,
   dest: Float32Array,
 ): Float32Array {
-  const cos = Math.cos(angle);
-  const sin = Math.sin(angle);
-  const step = size / out;
-  const ax = cos * step;
-  const ay = sin * step;
-  const bx = -sin * step;
-  const by = cos * step;
-  const ox = cx - (size / 2) * (cos - sin) + (ax + bx) / 2 - 0.5;
-  const oy = cy - (size / 2) * (sin + cos) + (ay + by) / 2 - 0.5;
+  const { ax, ay, bx, by, ox, oy } = cropAxes(cx, cy, size, angle, out);
   const cw = width >> 1;
   const uPlane = width * height;
   const vPlane = uPlane + cw * (height >> 1);
@@ -96,15 +89,7 @@ export function cropRotatedYuvLarge(
   out: number,
   dest: Float32Array,
 ): Float32Array {
-  const cos = Math.cos(angle);
-  const sin = Math.sin(angle);
-  const step = size / out;
-  const ax = cos * step;
-  const ay = sin * step;
-  const bx = -sin * step;
-  const by = cos * step;
-  const ox = cx - (size / 2) * (cos - sin) + (ax + bx) / 2 - 0.5;
-  const oy = cy - (size / 2) * (sin + cos) + (ay + by) / 2 - 0.5;
+  const { ax, ay, bx, by, ox, oy } = cropAxes(cx, cy, size, angle, out);
   // The four taps' offsets, rounded as cropRotated rounds them (x + offset + 0.5, floored).
   const t0x = 0.25 * (ax + bx) + 0.5;
   const t0y = 0.25 * (ay + by) + 0.5;

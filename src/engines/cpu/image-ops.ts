@@ -40,6 +40,24 @@ export function downscale(img: RgbImage, factor: number): RgbImage {
 }
 
 /**
+ * Where the output pixels of a rotated square crop lie in the image: output pixel (u, v) samples
+ * image position (ox + u * ax + v * bx, oy + u * ay + v * by), at pixel centres; `step` is the crop's
+ * size over the output's. Shared by every crop kernel (here and crop-yuv.ts), which must sample alike.
+ */
+export function cropAxes(cx: number, cy: number, size: number, angle: number, out: number) {
+  const cos = Math.cos(angle);
+  const sin = Math.sin(angle);
+  const step = size / out;
+  const ax = cos * step;
+  const ay = sin * step;
+  const bx = -sin * step;
+  const by = cos * step;
+  const ox = cx - (size / 2) * (cos - sin) + (ax + bx) / 2 - 0.5;
+  const oy = cy - (size / 2) * (sin + cos) + (ay + by) / 2 - 0.5;
+  return { step, ax, ay, bx, by, ox, oy };
+}
+
+/**
  * A square crop of side `size` pixels centred on (cx, cy), rotated by `angle` radians (the crop's x
  * axis points along (cos a, sin a) in the image), resampled to out x out float RGB in 0..1 (HWC).
  * Pixels outside the image are black. Bilinear sampling when the crop is at most twice the output;
@@ -56,17 +74,8 @@ export function cropRotated(
   dest?: Float32Array,
 ): Float32Array {
   const res = dest ?? new Float32Array(out * out * 3);
-  const cos = Math.cos(angle);
-  const sin = Math.sin(angle);
-  const step = size / out;
   const { data, width, height } = img;
-  // Image position of output pixel (u, v): origin + u * (ax, ay) + v * (bx, by), at pixel centres.
-  const ax = cos * step;
-  const ay = sin * step;
-  const bx = -sin * step;
-  const by = cos * step;
-  const ox = cx - (size / 2) * (cos - sin) + (ax + bx) / 2 - 0.5;
-  const oy = cy - (size / 2) * (sin + cos) + (ay + by) / 2 - 0.5;
+  const { step, ax, ay, bx, by, ox, oy } = cropAxes(cx, cy, size, angle, out);
   const inv = 1 / 255;
   if (step <= 2) {
     for (let v = 0; v < out; v++) {

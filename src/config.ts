@@ -126,6 +126,11 @@ export interface Config {
    * (LIPSYNC_SPAWN_HELPER, default on; ADR 18); off, this process starts them itself.
    */
   readonly spawnHelper: boolean;
+  /**
+   * `GET /v2/generate/{id}` polls are answered before Fastify's routing and hooks when they are the
+   * plain success (LIPSYNC_FAST_READ, default on; ADR 19); off, Fastify answers every request.
+   */
+  readonly fastRead: boolean;
   /** Time to receive a whole request, headers and body (not to answer it); then 408 and close. */
   readonly requestTimeoutMs: number;
   /** Time to receive the request headers; at most requestTimeoutMs. */
@@ -337,6 +342,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     defaultEngine,
     engineWarmUp: bool('LIPSYNC_ENGINE_WARM_UP', true),
     spawnHelper: bool('LIPSYNC_SPAWN_HELPER', true),
+    fastRead: bool('LIPSYNC_FAST_READ', true),
     webhookTimeoutMs: int('LIPSYNC_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
     ...httpTimeouts(int, problems, fetchTimeoutMs),
     batchConcurrency: planNumbers(env, 'LIPSYNC_BATCH_CONCURRENCY', problems),

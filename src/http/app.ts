@@ -1,5 +1,5 @@
 // The Fastify application: schemas, hooks, one error handler, routes. Routes stay thin.
-import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
@@ -27,12 +27,12 @@ import { workerRoutes } from './routes/workers.js';
 import { multipartLimits } from './multipart.js';
 import { registerNulGuard } from './nul-guard.js';
 import { RequestLogController } from './request-log.js';
+import { requestIdOf } from './request-id.js';
+import { createFastRead } from './fast-read.js';
 import { handleClientError } from './client-errors.js';
 import { AJV_OPTIONS, buildValidatorFactory } from './validation.js';
 
 export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>;
-
-const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Node checks request and header deadlines on this cadence; a quarter of the shorter one, 0.1 to 5 s. */
 function connectionsCheckingInterval(config: Services['config']): number {
@@ -42,7 +42,19 @@ function connectionsCheckingInterval(config: Services['config']): number {
 
 export async function buildApp(services: Services): Promise<App> {
   const config = services.config;
+  const fastRead = config.fastRead ? createFastRead(services) : null;
   const app = Fastify({
+    // The server Fastify would make, with the fast read path in front of it (src/http/fast-read.ts).
+    serverFactory: (handler, opts) => {
+      const server = http.createServer(
+        opts.http ?? {},
+        fastRead ? (req, res) => fastRead.handle(req, res, handler) : handler,
+      );
+      server.keepAliveTimeout = config.keepAliveTimeoutMs;
+      server.requestTimeout = config.requestTimeoutMs;
+      server.setTimeout(config.connectionTimeoutMs);
+      return server;
+    },
     loggerInstance: services.logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
@@ -58,10 +70,7 @@ export async function buildApp(services: Services): Promise<App> {
     },
     clientErrorHandler: handleClientError,
     requestIdHeader: false,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
-    },
+    genReqId: requestIdOf,
     // Query strings and path parameters are coerced from text; bodies are not (src/http/validation.ts).
     ajv: { customOptions: { ...AJV_OPTIONS } },
     schemaController: { compilersFactory: { buildValidator: buildValidatorFactory() } },
@@ -69,6 +78,14 @@ export async function buildApp(services: Services): Promise<App> {
     // One line per request instead of Fastify's two (src/http/request-log.ts).
     logController: new RequestLogController(),
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  if (fastRead) {
+    app.addHook('preClose', (done) => {
+      fastRead.stop();
+      done();
+    });
+    app.decorate('fastRead', fastRead);
+  }
 
   // A callback hook, not an async one: it runs on every response, and a promise per hook costs.
   app.addHook('onSend', (request, reply, payload, done) => {

@@ -217,6 +217,10 @@ describe(`graceful shutdown of an API instance (${DB})`, { timeout: 240_000 }, (
       const refused = await request(`${s.url}/healthz`).then(
         () => false,
         (err: NodeJS.ErrnoException) => {
+          // A probe that connected as the listener closed is cut before its request was read (the
+          // close ends connections that have no request yet): it was never a request in flight.
+          // The next probe is refused.
+          if (err.code === 'ECONNRESET') return false;
           assert.equal(err.code, 'ECONNREFUSED', String(err));
           return true;
         },

@@ -53,24 +53,27 @@ export function renderPlane(
     const s2x = sp[2 * i2] * scale;
     const s2y = sp[2 * i2 + 1] * scale;
     const { a1: ra1, b1: rb1, c1: rc1, a2: ra2, b2: rb2, c2: rc2 } = r;
+    // The barycentric weights, the blend weight and the source position are affine in x: stepped
+    // along each row by their x-derivatives instead of evaluated per pixel.
+    const da = ra1 * (a1v - a0) + ra2 * (a2v - a0);
+    const dfx = ra1 * (s1x - s0x) + ra2 * (s2x - s0x);
+    const dfy = ra1 * (s1y - s0y) + ra2 * (s2y - s0y);
     for (let y = r.y0; y <= r.y1; y++) {
       const cy = y + 0.5;
       if (!rowSpan(r, cy, span)) continue;
+      const xStart = span[0];
       const xEnd = span[1];
-      for (let x = span[0]; x <= xEnd; x++) {
-        const cx = x + 0.5;
-        const l1 = ra1 * cx + rb1 * cy + rc1;
-        const l2 = ra2 * cx + rb2 * cy + rc2;
-        const l0 = 1 - l1 - l2;
-        if (l0 < EPS || l1 < EPS || l2 < EPS) continue;
-        const a = l0 * a0 + l1 * a1v + l2 * a2v;
-        if (a <= 0.002) continue;
-        let fx = l0 * s0x + l1 * s1x + l2 * s2x - 0.5;
-        let fy = l0 * s0y + l1 * s1y + l2 * s2y - 0.5;
-        if (fx < 0) fx = 0;
-        if (fy < 0) fy = 0;
-        if (fx > maxX) fx = maxX;
-        if (fy > maxY) fy = maxY;
+      const cx = xStart + 0.5;
+      let l1 = ra1 * cx + rb1 * cy + rc1;
+      let l2 = ra2 * cx + rb2 * cy + rc2;
+      let a = a0 + l1 * (a1v - a0) + l2 * (a2v - a0);
+      let sx = s0x + l1 * (s1x - s0x) + l2 * (s2x - s0x) - 0.5;
+      let sy = s0y + l1 * (s1y - s0y) + l2 * (s2y - s0y) - 0.5;
+      const row = y * width;
+      for (let x = xStart; x <= xEnd; x++, l1 += ra1, l2 += ra2, a += da, sx += dfx, sy += dfy) {
+        if (l1 < EPS || l2 < EPS || 1 - l1 - l2 < EPS || a <= 0.002) continue;
+        const fx = sx < 0 ? 0 : sx > maxX ? maxX : sx;
+        const fy = sy < 0 ? 0 : sy > maxY ? maxY : sy;
         const x0 = fx | 0;
         const y0 = fy | 0;
         const ax = fx - x0;
@@ -80,7 +83,7 @@ export function renderPlane(
         const top = src[i00] + ax * (src[i00 + 1] - src[i00]);
         const bottom = src[i01] + ax * (src[i01 + 1] - src[i01]);
         const p = top + ay * (bottom - top);
-        const o = y * width + x;
+        const o = row + x;
         const v = src[o] + a * (p - src[o]) + 0.5;
         out[o] = v < 0 ? 0 : v > 255 ? 255 : v;
       }

@@ -1,7 +1,9 @@
-// ffprobe wrapper: what a media file really is, found from its content, never from its name.
+// What a media file really is, found from its content, never from its name: a plain WAV from its
+// header, an h264 MP4/MOV from its boxes (iso-probe.ts), anything else by ffprobe.
 import { stat } from 'node:fs/promises';
 import { isPlainWav, readWavInfo, type WavInfo } from '../engines/cpu/wav.js';
 import { spawnChild } from '../processes/spawn.js';
+import { readIsoProbe } from './iso-probe.js';
 
 export type MediaKind = 'VIDEO' | 'AUDIO' | 'IMAGE';
 
@@ -109,7 +111,7 @@ export async function probeMedia(path: string, opts: { timeoutMs?: number } = {}
   const st = await stat(path);
   if (st.size === 0) throw new MediaProbeError('the file is empty');
   probes++;
-  return (await probeWav(path, st.size)) ?? ffprobeMedia(path, st.size, opts);
+  return (await probeWav(path, st.size)) ?? (await readIsoProbe(path)) ?? ffprobeMedia(path, st.size, opts);
 }
 
 /** What ffprobe says of the file (probeMedia without the WAV shortcut). */

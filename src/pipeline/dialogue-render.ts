@@ -4,8 +4,7 @@
 // dropped frames go where the picture moves least. The normal pipeline then lip-syncs only the slots.
 import { join } from 'node:path';
 import type { DialogueRender } from '../domain/dialogue-render.js';
-import type { MediaProbe } from '../media/probe.js';
-import { probeOwnOutput } from '../media/iso-probe.js';
+import { probeMedia, type MediaProbe } from '../media/probe.js';
 import { runFfmpeg } from '../media/ffmpeg.js';
 import { planRetime, retimeFilterGraph, slotSections } from '../media/retime-plan.js';
 import { sectionMotion } from '../media/section-motion.js';
@@ -58,5 +57,5 @@ export async function renderEditedVideo(
   );
   // Read from the file's boxes where it can be (src/media/iso-probe.ts); this FFV1/Matroska file is
   // not ISO BMFF, so today that is still one ffprobe.
-  return { path: out, probe: await probeOwnOutput(out) };
+  return { path: out, probe: await probeMedia(out) };
 }

@@ -13,7 +13,6 @@ import { withTempDir } from '../media/tempdir.js';
 import { conformedFrames, prepareConform, renderConformed } from '../media/conform.js';
 import { encodeFrames, FramePool, frameBytes, type PixelFormat } from '../media/frames.js';
 import type { ConformPlan } from '../media/conform-plan.js';
-import { probeOwnOutput } from '../media/iso-probe.js';
 import { startedNow, type StartedNow } from '../media/started-now.js';
 import { probeMedia, type MediaProbe } from '../media/probe.js';
 import { watermarkVideo } from '../media/watermark.js';
@@ -275,7 +274,7 @@ export async function runGeneration(
           (performance.now() - engineStarted) / 1000,
         );
         // Read from the file's own boxes: the output's duration and size without an ffprobe start.
-        const probe = await probeOwnOutput(out);
+        const probe = await probeMedia(out);
         const outputDuration = probe.durationSeconds ?? plan.durationSeconds;
 
         let watermarkedKey: string | null = null;

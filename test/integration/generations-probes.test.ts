@@ -1,8 +1,9 @@
-// How many ffprobe processes a generation starts (issue 15): each input is probed once (an uploaded
-// asset at upload, never again; a TTS job's audio in that job; a URL at submit), the job reuses what
-// admission probed and reads its own output's facts from the file's boxes. A stored blob that changed,
-// and a URL, are still probed. Counted with the process's ffprobe start counter around real submits
-// and in-process jobs.
+// How many probes and ffprobe processes a generation takes (issue 15): each input is probed once (an
+// uploaded asset at upload, never again; a TTS job's audio in that job; a URL at submit), the job
+// reuses what admission probed and reads its own output's facts from the file's boxes. A stored blob
+// that changed, and a URL, are still probed. WAV files are read from their header and h264 MP4 files
+// from their boxes, so these generations start no ffprobe at all. Counted with the process's probe
+// and ffprobe start counters around real submits and in-process jobs.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
@@ -57,7 +58,7 @@ describe(`ffprobe starts per generation (${DB})`, { timeout: 240_000 }, () => {
 
   /**
    * Probes while fn runs: all of them, and those that started ffprobe (a plain WAV file is read from
-   * its header, without ffprobe).
+   * its header, an h264 MP4 from its boxes, without ffprobe).
    */
   async function probesDuring<T>(
     fn: () => Promise<T>,
@@ -83,7 +84,7 @@ describe(`ffprobe starts per generation (${DB})`, { timeout: 240_000 }, () => {
       audio: await uploadAsset(t.app, org.owner.headers, m.audioShort),
     }));
     assert.equal(uploads.probes, 2, 'one probe per uploaded file');
-    assert.equal(uploads.ffprobes, 1, 'the video by ffprobe; the WAV from its header');
+    assert.equal(uploads.ffprobes, 0, 'the video from its boxes, the WAV from its header');
     const run = await probesDuring(() =>
       generate({
         model: 'lipsync-2',
@@ -94,11 +95,8 @@ describe(`ffprobe starts per generation (${DB})`, { timeout: 240_000 }, () => {
         options: { sync_mode: 'cut_off' },
       }),
     );
-    assert.equal(
-      run.probes,
-      0,
-      'the submit and the job reuse the upload probes; the output is read, not probed',
-    );
+    assert.equal(run.probes, 1, 'the submit and the job reuse the upload probes; only the output is read');
+    assert.equal(run.ffprobes, 0, 'the output from its boxes');
     // The facts still come from the files: the output lasts as long as the shorter input.
     const expected = Math.min(VIDEO_SECONDS, AUDIO_SHORT_SECONDS);
     assert.ok(Math.abs(run.value.outputDuration - expected) < 0.1, String(run.value.outputDuration));
@@ -116,7 +114,8 @@ describe(`ffprobe starts per generation (${DB})`, { timeout: 240_000 }, () => {
       return waitTerminal(t.app, org.owner.headers, res.json().id as string);
     });
     assert.equal(run.value.status, 'COMPLETED', JSON.stringify(run.value));
-    assert.equal(run.probes, 2);
+    assert.equal(run.probes, 3, 'each file of the form once, and the output');
+    assert.equal(run.ffprobes, 0);
   });
 
   test('a URL input is fetched and probed at submit; the asset beside it is not probed again', async () => {
@@ -132,7 +131,7 @@ describe(`ffprobe starts per generation (${DB})`, { timeout: 240_000 }, () => {
         options: { sync_mode: 'loop' },
       }),
     );
-    assert.equal(run.probes, 1, 'the URL input, once');
+    assert.equal(run.probes, 2, 'the URL input, once, and the output');
     assert.equal(run.ffprobes, 0, 'a WAV file, read from its header');
     assert.ok(
       Math.abs(run.value.outputDuration - AUDIO_LONG_SECONDS) < 0.1,
@@ -157,7 +156,7 @@ describe(`ffprobe starts per generation (${DB})`, { timeout: 240_000 }, () => {
         options: { sync_mode: 'loop' },
       }),
     );
-    assert.equal(run.probes, 1, 'the changed file, once');
+    assert.equal(run.probes, 2, 'the changed file, once, and the output');
     // Admission itself read the new file (the plan's limits are checked on it), not the stored probe.
     const g = await t.services.store.generations.findAny(run.value.id as string);
     const admitted = (g?.resolvedInput as { audio?: { probe?: { durationSeconds?: number } } }).audio;
@@ -208,7 +207,7 @@ describe(`ffprobe starts per generation (${DB})`, { timeout: 240_000 }, () => {
         options: { sync_mode: 'cut_off' },
       }),
     );
-    assert.equal(run.probes, 0, 'the submit and the job reuse the TTS job probe and the upload probe');
+    assert.equal(run.probes, 1, 'the submit and the job reuse the TTS job probe and the upload probe');
     const expected = Math.min(VIDEO_SECONDS, record?.probe?.durationSeconds ?? 0);
     assert.ok(Math.abs(run.value.outputDuration - expected) < 0.1, String(run.value.outputDuration));
   });
@@ -237,8 +236,9 @@ describe(`ffprobe starts per generation (${DB})`, { timeout: 240_000 }, () => {
         { motionAware: false },
       ),
     );
-    // probeOwnOutput reads ISO BMFF (h264/AAC) itself; this lossless intermediate still goes to ffprobe.
+    // probeMedia reads ISO BMFF (h264/AAC) itself; this lossless intermediate still goes to ffprobe.
     assert.equal(render.probes, 1);
+    assert.equal(render.ffprobes, 1);
     const { probe } = render.value;
     assert.equal(probe.video?.codec, 'ffv1');
     assert.ok(Math.abs((probe.durationSeconds ?? 0) - 2.4) < 0.1, String(probe.durationSeconds));

@@ -54,7 +54,8 @@ describe('probeMedia on WAV files without ffprobe', () => {
     await writeFile(broken, Buffer.from('RIFF\u0000\u0000\u0000\u0000WAVEjunk'));
     for (const [path, expectedCodec] of [
       [adpcm, 'adpcm_ms'],
-      [fixture('media/face_1.mp4'), 'aac'],
+      // (An h264 MP4 is read from its boxes: test/unit/media-iso-probe.test.ts; MPEG-4 Part 2 is not.)
+      [fixture('media/wda_speaker_a.mp4'), 'aac'],
     ] as const) {
       const starts = ffprobeStartCount();
       const p = await probeMedia(path);

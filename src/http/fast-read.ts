@@ -177,8 +177,12 @@ export function createFastRead(services: Services): FastRead {
         (done) => {
           if (!done) next(req, res);
         },
-        // Fastify answers it, errors included, as it answers every other request.
-        () => next(req, res),
+        (err: unknown) => {
+          // Fastify answers it, errors included, as it answers every other request; an error after
+          // the answer went out (metrics, the log line) must not make a second one.
+          if (!res.headersSent) next(req, res);
+          else logger.error({ err }, 'fast read: failed after answering');
+        },
       );
     },
   };

@@ -196,6 +196,30 @@ describe(`the fast read path (${DB})`, { timeout: 120_000 }, () => {
     assert.equal(answered(), before, 'none of them by the fast path');
   });
 
+  test('a failure after the answer went out is logged, not answered twice', async () => {
+    const id = gens.get('b')!;
+    const metrics = t.services.metrics;
+    const observe = metrics.httpRequest.bind(metrics);
+    metrics.httpRequest = () => {
+      throw new Error('metrics broke');
+    };
+    try {
+      const before = answered();
+      const r = await get(base, `/v2/generate/${id}`, {
+        ...org.owner.headers,
+        'x-request-id': 'after-answer',
+      });
+      assert.equal(r.status, 200, r.body);
+      assert.equal((JSON.parse(r.body) as { id: string }).id, id);
+      assert.equal(answered(), before + 1);
+    } finally {
+      metrics.httpRequest = observe;
+    }
+    const failed = log.lines.find((l) => l.msg === 'fast read: failed after answering');
+    assert.ok(failed, 'logged');
+    assert.equal((await get(base, `/v2/generate/${id}`, org.owner.headers)).status, 200, 'still serving');
+  });
+
   test('revoking a key takes effect at once on the fast path', async () => {
     const id = gens.get('a')!;
     const k = await createKey(t.services, org.organization.id, { name: 'soon revoked' });

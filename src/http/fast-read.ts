@@ -17,6 +17,7 @@ import { looksLikeApiKey } from '../domain/api-keys.js';
 import { isUuid } from '../domain/ids.js';
 import { GenerationSchema } from './schemas/generations.js';
 import { requestIdOf } from './request-id.js';
+import { writeInfoLine } from '../logger.js';
 
 const PREFIX = '/v2/generate/';
 /** The route's pattern: the metrics label and the rate rule's key, as Fastify names it. */
@@ -126,19 +127,14 @@ export function createFastRead(services: Services): FastRead {
     answered++;
     const ms = performance.now() - started;
     services.metrics.httpRequest('GET', ROUTE, 200, ms / 1000);
-    if (logger.isLevelEnabled('info')) {
-      logger.info(
-        {
-          reqId,
-          method: 'GET',
-          url: req.url,
-          statusCode: 200,
-          responseTime: Math.round(ms * 1000) / 1000,
-          remoteAddress: clientAddress(req),
-        },
-        'request completed',
-      );
-    }
+    const address = clientAddress(req);
+    writeInfoLine(
+      logger,
+      `"reqId":${JSON.stringify(reqId)},"method":"GET","url":${JSON.stringify(req.url)},` +
+        `"statusCode":200,"responseTime":${Math.round(ms * 1000) / 1000}` +
+        (address === undefined ? '' : `,"remoteAddress":${JSON.stringify(address)}`),
+      'request completed',
+    );
     return true;
   }
 

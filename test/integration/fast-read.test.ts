@@ -51,17 +51,19 @@ async function listening(t: TestServices): Promise<string> {
   return `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
 }
 
-function collector(): { lines: Record<string, unknown>[]; destination: Writable } {
+function collector(): { lines: Record<string, unknown>[]; raw: string[]; destination: Writable } {
   const lines: Record<string, unknown>[] = [];
+  const raw: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, cb) {
       for (const l of chunk.toString('utf8').split('\n').filter(Boolean)) {
+        raw.push(l);
         lines.push(JSON.parse(l) as Record<string, unknown>);
       }
       cb();
     },
   });
-  return { lines, destination };
+  return { lines, raw, destination };
 }
 
 /** Sent by the server on every answer, with values that differ between two answers. */
@@ -160,6 +162,15 @@ describe(`the fast read path (${DB})`, { timeout: 120_000 }, () => {
     assert.equal(fastLine.url, `/v2/generate/${id}`);
     assert.equal(typeof fastLine.responseTime, 'number');
     assert.equal(JSON.stringify(fastLine).includes(org.owner.key), false, 'no API key in the log');
+    // The same text but for the values that differ between two requests.
+    const rawLine = (rid: string) =>
+      log.raw
+        .find((l) => l.includes(`"reqId":"${rid}"`) && l.includes('request completed'))!
+        .replace(/"time":\d+/, '"time":T')
+        .replace(/"reqId":"[^"]+"/, '"reqId":R')
+        .replace(/"responseTime":[\d.]+/, '"responseTime":M')
+        .replace(/\?"/, '"');
+    assert.equal(rawLine(reqId), rawLine(slowId));
     assert.equal(log.lines.filter((l) => l.reqId === reqId).length, 1, 'one line for the request');
   });
 

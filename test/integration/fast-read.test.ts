@@ -254,14 +254,19 @@ describe(`the fast read path (${DB})`, { timeout: 120_000 }, () => {
   });
 });
 
+/** A listening instance with one organization and one COMPLETED generation of it. */
+async function servedGeneration(opts: Parameters<typeof createTestServices>[0]) {
+  const t = await createTestServices(opts);
+  const org = await createOrgWithKey(t.services);
+  const g = completedGenerationRecord(org.organization.id);
+  await t.services.store.generations.insert(g);
+  return { t, org, g, base: await listening(t) };
+}
+
 describe(`the fast read path: rate limit, drain, switched off (${DB})`, { timeout: 120_000 }, () => {
   test('a refused request is answered 429 by Fastify and counted once', async () => {
-    const t = await createTestServices({ env: { LIPSYNC_RATE_LIMIT_PER_MINUTE: '2' } });
+    const { t, org, g, base } = await servedGeneration({ env: { LIPSYNC_RATE_LIMIT_PER_MINUTE: '2' } });
     try {
-      const org = await createOrgWithKey(t.services);
-      const g = completedGenerationRecord(org.organization.id);
-      await t.services.store.generations.insert(g);
-      const base = await listening(t);
       const limiter = t.services.rateLimiter;
       const hit = limiter.hit.bind(limiter);
       let hits = 0;
@@ -290,12 +295,8 @@ describe(`the fast read path: rate limit, drain, switched off (${DB})`, { timeou
   });
 
   test('a draining instance leaves the poll to Fastify, which closes the connection', async () => {
-    const t = await createTestServices({ env: { LIPSYNC_RATE_LIMIT_ENABLED: 'false' } });
+    const { t, org, g, base } = await servedGeneration({ env: { LIPSYNC_RATE_LIMIT_ENABLED: 'false' } });
     try {
-      const org = await createOrgWithKey(t.services);
-      const g = completedGenerationRecord(org.organization.id);
-      await t.services.store.generations.insert(g);
-      const base = await listening(t);
       assert.equal((await get(base, `/v2/generate/${g.id}`, org.owner.headers)).status, 200);
       assert.equal(t.app.fastRead!.answered, 1);
       t.services.drain.begin();
@@ -309,13 +310,11 @@ describe(`the fast read path: rate limit, drain, switched off (${DB})`, { timeou
   });
 
   test('LIPSYNC_FAST_READ=0: Fastify answers every request, the same way', async () => {
-    const t = await createTestServices({ env: { LIPSYNC_FAST_READ: '0', LIPSYNC_TRUST_PROXY: '1' } });
+    const { t, org, g, base } = await servedGeneration({
+      env: { LIPSYNC_FAST_READ: '0', LIPSYNC_TRUST_PROXY: '1' },
+    });
     try {
       assert.equal(t.app.fastRead, undefined);
-      const org = await createOrgWithKey(t.services);
-      const g = completedGenerationRecord(org.organization.id);
-      await t.services.store.generations.insert(g);
-      const base = await listening(t);
       const r = await get(base, `/v2/generate/${g.id}`, org.owner.headers);
       assert.equal(r.status, 200, r.body);
       assert.equal((JSON.parse(r.body) as { id: string }).id, g.id);
@@ -326,15 +325,11 @@ describe(`the fast read path: rate limit, drain, switched off (${DB})`, { timeou
 
   test('behind a trusted proxy the log line names the forwarded client, as Fastify does', async () => {
     const log = collector();
-    const t = await createTestServices({
+    const { t, org, g, base } = await servedGeneration({
       env: { LOG_LEVEL: 'info', LIPSYNC_TRUST_PROXY: '1', LIPSYNC_RATE_LIMIT_ENABLED: 'false' },
       logDestination: log.destination,
     });
     try {
-      const org = await createOrgWithKey(t.services);
-      const g = completedGenerationRecord(org.organization.id);
-      await t.services.store.generations.insert(g);
-      const base = await listening(t);
       const headers = { ...org.owner.headers, 'x-forwarded-for': '203.0.113.7, 198.51.100.2' };
       await get(base, `/v2/generate/${g.id}`, { ...headers, 'x-request-id': 'fast-behind-proxy' });
       await get(base, `/v2/generate/${g.id}?`, { ...headers, 'x-request-id': 'slow-behind-proxy' });

@@ -17,7 +17,7 @@
 //   node --import tsx bench/submit-overhead.ts [--quick] [--runs=N] [--video=face_1.mp4]
 //                                              [--audio=audio_1.wav] [--engine=passthrough]
 //                                              [--size=1280x720] [--recognize=1] [--warm-up=0]
-//                                              [--spawn-helper=compare]
+//                                              [--spawn-helper=compare] [--prestart=compare]
 //
 // --size: the fixture clip is first re-encoded to that size (scaled to the height and padded to the
 // width, as bench/engine.ts makes its 720p case; the scaled clip must not be wider), and that file is
@@ -27,6 +27,7 @@
 // generation after the start is printed on its own; the runs measured come after it.
 // --spawn-helper=compare: then N more pairs of generations in the same server, its children started
 // through the spawn helper and by the server itself, alternated: its own CPU and page faults for each.
+// --prestart=compare: the same with a job's decoder started ahead of it or by the job (ADR 20).
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -163,29 +164,43 @@ async function formBody(): Promise<FormData> {
   return form;
 }
 
-/**
- * The server's own CPU and page faults per generation with its children started through the spawn
- * helper and by itself, alternated per run in one server (ADR 18).
- */
-async function compareSpawnHelper(
+/** A server setting compared on and off, alternated per run in one server. */
+interface Switch {
+  title: string;
+  set(on: boolean): Promise<void>;
+}
+
+const SWITCHES: Record<string, (server: BenchChild) => Switch> = {
+  // The server's own CPU and page faults with its children started through the helper or by itself (ADR 18).
+  'spawn-helper': (server) => ({
+    title: 'children started through the spawn helper (on) or by the server itself (off)',
+    set: async (on) => void (await server.call({ cmd: 'spawn-helper', on })),
+  }),
+  // A job's decoder started ahead of it or by the job (ADR 20).
+  prestart: (server) => ({
+    title: 'decoders started ahead of the jobs (on) or by each job (off)',
+    set: async (on) => void (await server.call({ cmd: 'prestart-decoders', on })),
+  }),
+};
+
+async function compareSwitch(
   server: BenchChild,
   assets: { video: string; audio: string },
+  { title, set }: Switch,
 ): Promise<void> {
   const runs = { on: [] as ServiceRun[], off: [] as ServiceRun[] };
   for (let i = 0; i < RUNS; i++) {
     for (const on of i % 2 === 0 ? [true, false] : [false, true]) {
-      await server.call({ cmd: 'spawn-helper', on });
+      await set(on);
       runs[on ? 'on' : 'off'].push(await serviceRun(server, assets));
     }
   }
-  await server.call({ cmd: 'spawn-helper', on: true });
+  await set(true);
   const own = (r: ServiceRun[]) => r.map((x) => x.ownCpuSeconds ?? NaN);
   const all = (r: ServiceRun[]) => r.map((x) => x.cpuSeconds ?? NaN);
   const faults = (r: ServiceRun[]) => r.map((x) => x.minorFaults ?? NaN);
   const paired = (a: number[], b: number[]) => median(a.map((x, i) => x / b[i])).toFixed(3);
-  console.log(
-    `children started through the spawn helper (on) or by the server itself (off), ${RUNS} alternated pairs:`,
-  );
+  console.log(`${title}, ${RUNS} alternated pairs:`);
   printTable([
     ['per generation (medians)', 'on', 'off', 'on/off (paired)'],
     [
@@ -347,7 +362,9 @@ await runMain(
           `pipeline ffmpeg ${num(pipeline[i - 1], 0)} ms, one-pass ffmpeg ${num(onePass[i - 1], 0)} ms`,
       );
     }
-    if (args.values['spawn-helper'] === 'compare') await compareSpawnHelper(server, assets);
+    for (const [name, make] of Object.entries(SWITCHES)) {
+      if (args.values[name] === 'compare') await compareSwitch(server, assets, make(server));
+    }
     await server.stop();
 
     // Each run's service time is paired with the baseline measured just before it, so the overhead

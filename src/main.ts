@@ -7,6 +7,7 @@ import { buildApp, type App } from './http/app.js';
 import { listenForMetrics } from './http/metrics.js';
 import { bootstrapFirstOrganization } from './services/bootstrap.js';
 import { startBackground, startHousekeeping, type Background } from './jobs/runtime.js';
+import { closePrestartedDecoders } from './media/prestarted-decoders.js';
 import { closeSpawnHelper } from './processes/spawn.js';
 
 export interface Running {
@@ -115,6 +116,7 @@ export function stopOnSignals(
       process.exit(1);
     }, opts.timeoutMs);
     stop(signal)
+      .then(() => closePrestartedDecoders())
       .then(() => closeSpawnHelper())
       .then(
         () => {

@@ -47,6 +47,8 @@ export type Command =
   | { cmd: 'clock' }
   /** Children started through the spawn helper or by the process itself (useSpawnHelper). */
   | { cmd: 'spawn-helper'; on: boolean }
+  /** Keep one decoder started ahead (on) or none (off). */
+  | { cmd: 'prestart-decoders'; on: boolean }
   | { cmd: 'stop' };
 
 export interface Request {

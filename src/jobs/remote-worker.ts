@@ -47,6 +47,7 @@ export function remoteHandlers(config: Config): HandlerRegistry {
         engines: () => (engines ??= EngineRegistry.fromFile(config.enginesFile, config.defaultEngine)),
         articulation: () =>
           (articulation ??= articulationTools(config.speech, { allowPrivate: config.allowPrivateUrls })),
+        prestartDecoders: config.decoderPrestart,
       }),
     )
     .register(

@@ -47,6 +47,11 @@ export interface FfmpegProcess {
   done: Promise<void>;
   /** Kills ffmpeg (SIGKILL); `done` then rejects with the given reason. */
   kill(reason?: MediaProcessFailure): void;
+  /**
+   * Kills it on abort or after `timeoutMs` from now: what the start options set, for a process
+   * started before the work it will do was known (prestarted-decoders.ts).
+   */
+  watch(opts: { signal?: AbortSignal; timeoutMs?: number }): void;
 }
 
 const TAIL_LINES = 30;
@@ -75,15 +80,28 @@ export function startFfmpeg(args: readonly string[], opts: StartOptions): Ffmpeg
   });
 
   let killedFor: MediaProcessFailure | null = null;
+  let exited = false;
   const kill = (reason: MediaProcessFailure = 'aborted'): void => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
+    if (exited || child.exitCode !== null || child.signalCode !== null) return;
     killedFor ??= reason;
     child.kill('SIGKILL');
   };
   const onAbort = (): void => kill('aborted');
-  const timer = opts.timeoutMs !== undefined ? setTimeout(() => kill('timeout'), opts.timeoutMs) : null;
-  if (opts.signal?.aborted) queueMicrotask(onAbort);
-  else opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const timers: NodeJS.Timeout[] = [];
+  const signals: AbortSignal[] = [];
+  let timeoutMs: number | undefined;
+  const watch = (w: { signal?: AbortSignal; timeoutMs?: number }): void => {
+    if (exited) return;
+    if (w.timeoutMs !== undefined) {
+      timeoutMs = w.timeoutMs;
+      timers.push(setTimeout(() => kill('timeout'), w.timeoutMs));
+    }
+    if (!w.signal) return;
+    signals.push(w.signal);
+    if (w.signal.aborted) queueMicrotask(onAbort);
+    else w.signal.addEventListener('abort', onAbort, { once: true });
+  };
+  watch(opts);
 
   const done = new Promise<void>((resolve, reject) => {
     let spawnError: Error | null = null;
@@ -91,14 +109,15 @@ export function startFfmpeg(args: readonly string[], opts: StartOptions): Ffmpeg
       spawnError = err;
     });
     child.on('close', (code, signal) => {
-      if (timer) clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', onAbort);
+      exited = true;
+      for (const t of timers) clearTimeout(t);
+      for (const s of signals) s.removeEventListener('abort', onAbort);
       if (partial.trim() !== '') tail.push(partial.trim());
       const stderrTail = tail.slice(-TAIL_LINES);
       if (spawnError) {
         reject(new MediaProcessError('spawn', `ffmpeg could not start: ${spawnError.message}`));
       } else if (killedFor === 'timeout') {
-        reject(new MediaProcessError('timeout', `ffmpeg timed out after ${opts.timeoutMs} ms`, stderrTail));
+        reject(new MediaProcessError('timeout', `ffmpeg timed out after ${timeoutMs} ms`, stderrTail));
       } else if (killedFor === 'aborted') {
         reject(new MediaProcessError('aborted', 'ffmpeg was aborted', stderrTail));
       } else if (code === 0) {
@@ -109,7 +128,7 @@ export function startFfmpeg(args: readonly string[], opts: StartOptions): Ffmpeg
       }
     });
   });
-  return { child, done, kill };
+  return { child, done, kill, watch };
 }
 
 /**

@@ -29,6 +29,11 @@ export interface FrameFifo {
   readonly partialBytes: number;
   /** Stops reading and removes the FIFO (safe to call more than once). */
   dispose(): Promise<void>;
+  /**
+   * Sets the frame size and where frames are taken from, for a FIFO opened before they were known
+   * (frameBytes 0: nothing is read until then), and starts reading.
+   */
+  bind(frameBytes: number, take: () => Buffer): void;
 }
 
 /**
@@ -64,7 +69,8 @@ async function makeFifo(
   }
 }
 
-function runMkfifo(path: string): Promise<void> {
+/** Makes a FIFO (mode 0600) at `path`. */
+export function runMkfifo(path: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawnChild('mkfifo', ['-m', '600', path]);
     child.on('error', reject);
@@ -73,7 +79,8 @@ function runMkfifo(path: string): Promise<void> {
 }
 
 class SocketFrameFifo implements FrameFifo {
-  private readonly socket: net.Socket;
+  /** Made once the frame size is known: its first read buffer is taken as it is made. */
+  private socket: net.Socket | null = null;
   private readonly ready: Buffer[] = [];
   private current: Buffer | null = null;
   private have = 0;
@@ -86,26 +93,38 @@ class SocketFrameFifo implements FrameFifo {
   constructor(
     private readonly dir: string,
     readonly path: string,
-    readFd: number,
+    private readonly readFd: number,
     private readonly writeFd: number,
-    private readonly frameBytes: number,
-    private readonly take: () => Buffer,
+    private frameBytes: number,
+    private take: () => Buffer,
   ) {
+    if (frameBytes !== 0) this.startReading();
+  }
+
+  private startReading(): void {
     // `onread` is what net.connect passes to the constructor too; the constructor's type omits it.
     const options: net.SocketConstructorOpts & { onread: net.OnReadOpts } = {
-      fd: readFd,
+      fd: this.readFd,
       readable: true,
       writable: false,
       onread: { buffer: () => this.target(), callback: (n: number) => this.filled(n) },
     };
-    this.socket = new net.Socket(options);
-    this.socket.on('end', () => this.settle(null));
-    this.socket.on('error', (err) => this.settle(err));
-    this.socket.on('close', () => this.settle(null));
+    const socket = new net.Socket(options);
+    socket.on('end', () => this.settle(null));
+    socket.on('error', (err) => this.settle(err));
+    socket.on('close', () => this.settle(null));
+    this.socket = socket;
   }
 
   get partialBytes(): number {
     return this.have;
+  }
+
+  bind(frameBytes: number, take: () => Buffer): void {
+    if (this.frameBytes !== 0) throw new Error('the FIFO already has its frame size');
+    this.frameBytes = frameBytes;
+    this.take = take;
+    this.startReading();
   }
 
   closeWriteEnd(): void {
@@ -150,7 +169,7 @@ class SocketFrameFifo implements FrameFifo {
       const frame = this.ready.shift();
       if (frame) {
         // Reading stopped on a full queue: there is room again.
-        if (this.ready.length < READY_LIMIT && !this.ended) this.socket.resume();
+        if (this.ready.length < READY_LIMIT && !this.ended) this.socket?.resume();
         yield frame;
         continue;
       }
@@ -164,7 +183,8 @@ class SocketFrameFifo implements FrameFifo {
     if (this.disposed) return;
     this.disposed = true;
     this.closeWriteEnd();
-    this.socket.destroy();
+    if (this.socket) this.socket.destroy();
+    else closeSync(this.readFd);
     await rm(this.dir, { recursive: true, force: true });
   }
 }

@@ -39,6 +39,12 @@ export interface Child {
   /** Settles once the child has started or failed to (its FIFOs are open by then); never rejects. */
   readonly started: Promise<void>;
   kill(signal?: NodeJS.Signals): boolean;
+  /**
+   * Whether the child keeps this process's event loop alive (it does unless unref'd): one kept
+   * waiting for work that may never come (prestarted-decoders.ts) does not.
+   */
+  ref(): void;
+  unref(): void;
   on(event: 'error', listener: (err: Error) => void): this;
   on(event: 'close', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
 }
@@ -107,7 +113,17 @@ function spawnDirect(r: Request): Child {
     child.once('spawn', resolve);
     child.once('error', () => resolve());
   });
-  return Object.assign(child, { started }) as Child;
+  // Its stdio pipes are handles of their own: unref'ing the process alone would not let go.
+  const handles = [child, child.stdin, child.stdout, child.stderr] as ({
+    ref(): void;
+    unref(): void;
+  } | null)[];
+  const [ref, unref] = [child.ref, child.unref];
+  return Object.assign(child, {
+    started,
+    ref: () => handles.forEach((h, i) => (i === 0 ? ref.call(child) : h?.ref())),
+    unref: () => handles.forEach((h, i) => (i === 0 ? unref.call(child) : h?.unref())),
+  }) as Child;
 }
 
 /**
@@ -162,6 +178,8 @@ class HelperChild extends EventEmitter implements Child {
   signalCode: NodeJS.Signals | null = null;
   pid: number | undefined;
   readonly started: Promise<void>;
+  /** Whether it keeps the helper, and so this process, alive (ref/unref). */
+  held = true;
   private markStarted!: () => void;
   private closed = false;
 
@@ -169,6 +187,7 @@ class HelperChild extends EventEmitter implements Child {
     private readonly id: number,
     request: Request,
     private readonly post: (m: ToHelper) => void,
+    private readonly heldChanged: () => void,
   ) {
     super();
     this.started = new Promise((resolve) => (this.markStarted = resolve));
@@ -176,6 +195,16 @@ class HelperChild extends EventEmitter implements Child {
     this.stdout = readable(request.stdout);
     this.stderr = readable(request.stderr);
     this.stdin = request.stdin === 'pipe' ? new HandedOverStdin() : null;
+  }
+
+  ref(): void {
+    this.held = true;
+    this.heldChanged();
+  }
+
+  unref(): void {
+    this.held = false;
+    this.heldChanged();
   }
 
   kill(signal: NodeJS.Signals = 'SIGTERM'): boolean {
@@ -255,9 +284,14 @@ class SpawnHelper {
 
   spawn(request: Request): Child {
     const id = this.nextId++;
-    const child = new HelperChild(id, request, (m) => this.post(m));
+    const child = new HelperChild(
+      id,
+      request,
+      (m) => this.post(m),
+      () => this.holdIfNeeded(),
+    );
     this.children.set(id, child);
-    this.busy();
+    this.holdIfNeeded();
     this.post({ t: 'spawn', id, ...request, env: process.env });
     return child;
   }
@@ -280,7 +314,7 @@ class SpawnHelper {
     child.receive(m, handle);
     if (m.t === 'close') {
       this.children.delete(m.id);
-      if (this.children.size === 0) this.idle();
+      this.holdIfNeeded();
     }
   }
 
@@ -308,10 +342,14 @@ class SpawnHelper {
     clearTimeout(timer);
   }
 
-  // The helper and its channel keep the event loop alive only while a child runs.
-  private busy(): void {
-    this.process.ref();
-    this.process.channel?.ref();
+  // The helper and its channel keep the event loop alive only while a child runs (one not unref'd).
+  private holdIfNeeded(): void {
+    if ([...this.children.values()].some((c) => c.held)) {
+      this.process.ref();
+      this.process.channel?.ref();
+    } else {
+      this.idle();
+    }
   }
   private idle(): void {
     this.process.unref();

@@ -142,6 +142,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
         engines: () => (engines ??= EngineRegistry.fromFile(config.enginesFile, config.defaultEngine)),
         articulation: () =>
           (articulation ??= articulationTools(config.speech, { allowPrivate: config.allowPrivateUrls })),
+        prestartDecoders: config.decoderPrestart,
       }),
     )
     .register(ttsHandler({ store, speech: () => speech }))

@@ -49,6 +49,7 @@ const pool = {
   root: undefined as string | undefined,
   idle: [] as Slot[],
   starting: new Set<Promise<void>>(),
+  lostInARow: 0,
   counts: { started: 0, taken: 0, lost: 0 },
 };
 let closing: Promise<void> | null = null;
@@ -60,11 +61,12 @@ let replacing: NodeJS.Timeout | null = null;
  * frames, the encoder's flush). A job that comes sooner starts its own decoder.
  */
 const REPLACE_AFTER_MS = 1_000;
+const LOST_IN_A_ROW = 3;
 
 /**
  * Keeps `count` decoders waiting (the most asked for so far), under `root` (default: the OS temp
- * folder); one taken is replaced a moment after it has exited (REPLACE_AFTER_MS). Never throws: a decoder that cannot
- * be started leaves its jobs to start their own.
+ * folder); one taken is replaced a moment after it has exited (REPLACE_AFTER_MS). Never throws: a
+ * decoder that cannot be started leaves its jobs to start their own.
  */
 export function prestartDecoders(opts: { count: number; root?: string }): void {
   pool.target = Math.max(pool.target, opts.count);
@@ -108,22 +110,21 @@ export function takePrestartedDecoder(job: DecoderJob): TakenDecoder | null {
     if (!slot) return null;
     try {
       symlinkSync(input, join(slot.dir, 'input'));
+      writeAll(slot.graphFd, Buffer.from(job.graph));
+      // ffmpeg reads the graph to its end: the end is this, the last write end, closing.
+      closeGraph(slot);
     } catch {
-      // Its folder is gone (a temp sweep) or unusable: this one cannot take the job.
-      void discard(slot);
+      // Its folder is gone (a temp sweep), or ffmpeg with it: this one cannot take the job.
+      void discard(slot).then(replaceLater);
       continue;
     }
     slot.taken = true;
     pool.counts.taken++;
+    pool.lostInARow = 0;
+    // Nothing is lost meanwhile: what ffmpeg writes waits in the FIFO until it is read.
     slot.fifo.bind(job.frameBytes, job.take);
     slot.proc.watch({ signal: job.signal, timeoutMs: job.timeoutMs });
     slot.proc.child.ref();
-    try {
-      writeSync(slot.graphFd, job.graph);
-    } finally {
-      // ffmpeg reads the graph to its end: the end is this, the last write end, closing.
-      closeSync(slot.graphFd);
-    }
     void slot.proc.done.catch(() => undefined).then(replaceLater);
     return { proc: slot.proc, fifo: slot.fifo, release: () => removeDir(slot.dir) };
   }
@@ -156,6 +157,7 @@ async function startOne(): Promise<Slot | null> {
   let dir: string | null = null;
   let graphFd = -1;
   let fifo: FrameFifo | null = null;
+  let proc: FfmpegProcess | null = null;
   try {
     const root = pool.root ?? tmpdir();
     await mkdir(root, { recursive: true, mode: 0o700 });
@@ -165,7 +167,7 @@ async function startOne(): Promise<Slot | null> {
     fifo = await openFrameFifo(0, unbound, dir);
     const args = ['-filter_complex_script', graphPath, '-an', '-i', join(dir, 'input')];
     args.push('-map', '[vout]', '-an', '-sn', '-dn', '-f', 'rawvideo', 'pipe:1');
-    const proc = startFfmpeg(args, { stdin: 'ignore', stdout: { fifo: fifo.path } });
+    proc = startFfmpeg(args, { stdin: 'ignore', stdout: { fifo: fifo.path } });
     await proc.child.started;
     fifo.closeWriteEnd();
     // Opening the write end waits for ffmpeg to open the read end: it is then ready, and a graph
@@ -187,6 +189,8 @@ async function startOne(): Promise<Slot | null> {
     void proc.done.catch(() => undefined).then(() => lost(slot));
     return slot;
   } catch {
+    proc?.kill('aborted');
+    await proc?.done.catch(() => undefined);
     if (graphFd >= 0) closeSync(graphFd);
     await fifo?.dispose();
     if (dir) await removeDir(dir);
@@ -194,7 +198,10 @@ async function startOne(): Promise<Slot | null> {
   }
 }
 
-/** A waiting decoder exited on its own (killed from outside): dropped, not replaced at once. */
+/**
+ * A waiting decoder exited on its own (killed from outside): dropped, and replaced a moment later,
+ * but not after LOST_IN_A_ROW losses with no job taken between them (something keeps killing them).
+ */
 function lost(slot: Slot): void {
   slot.dead = true;
   if (slot.taken) return;
@@ -202,7 +209,9 @@ function lost(slot: Slot): void {
   if (at < 0) return;
   pool.idle.splice(at, 1);
   pool.counts.lost++;
-  void discard(slot);
+  void discard(slot).then(() => {
+    if (++pool.lostInARow < LOST_IN_A_ROW) replaceLater();
+  });
 }
 
 /** Lets a decoder that was never given a job go (each one at most once: it has left `idle`). */
@@ -212,9 +221,19 @@ async function discard(slot: Slot): Promise<void> {
   slot.proc.child.ref();
   slot.proc.kill('aborted');
   await slot.proc.done.catch(() => undefined);
-  closeSync(slot.graphFd);
+  closeGraph(slot);
   await slot.fifo.dispose();
   await removeDir(slot.dir);
+}
+
+function writeAll(fd: number, bytes: Buffer): void {
+  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
+}
+
+function closeGraph(slot: Slot): void {
+  if (slot.graphFd < 0) return;
+  closeSync(slot.graphFd);
+  slot.graphFd = -1;
 }
 
 function removeDir(dir: string): Promise<void> {

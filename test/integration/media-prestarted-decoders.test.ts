@@ -113,6 +113,27 @@ describe('prestarted decoders', () => {
     assert.equal((await decoderDirs(root)).length, 1, 'only the waiting one has a folder');
   });
 
+  it('one killed while waiting is replaced; one whose folder was swept leaves the job its own', async () => {
+    prestartDecoders({ count: 1, root });
+    await until(waiting(1));
+    const [killed] = prestartedDecoderStats().idle;
+    const lost = prestartedDecoderStats().lost;
+    process.kill(killed, 'SIGKILL');
+    await until(() => prestartedDecoderStats().lost === lost + 1);
+    await until(waiting(1));
+    const [swept] = prestartedDecoderStats().idle;
+    assert.notEqual(swept, killed);
+
+    // Another process's stale-temp sweep removed its folder: the take fails and the decode starts its own.
+    for (const name of await decoderDirs(root)) await removeTempDir(join(root, name));
+    const taken = prestartedDecoderStats().taken;
+    assert.equal((await collect(conformedFrames(prepared))).length, 30);
+    assert.equal(prestartedDecoderStats().taken, taken);
+    // The unusable one is let go, and another takes its place.
+    await until(async () => !(await running(swept)));
+    await until(waiting(1));
+  });
+
   it('fails as a decoder started for the job does, with its message', async () => {
     prestartDecoders({ count: 1, root });
     await until(waiting(1));

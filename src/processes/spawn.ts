@@ -113,17 +113,18 @@ function spawnDirect(r: Request): Child {
     child.once('spawn', resolve);
     child.once('error', () => resolve());
   });
-  // Its stdio pipes are handles of their own: unref'ing the process alone would not let go.
-  const handles = [child, child.stdin, child.stdout, child.stderr] as ({
-    ref(): void;
-    unref(): void;
-  } | null)[];
-  const [ref, unref] = [child.ref, child.unref];
-  return Object.assign(child, {
-    started,
-    ref: () => handles.forEach((h, i) => (i === 0 ? ref.call(child) : h?.ref())),
-    unref: () => handles.forEach((h, i) => (i === 0 ? unref.call(child) : h?.unref())),
-  }) as Child;
+  // Its stdio pipes are handles of their own (sockets): unref'ing the process alone would not let go.
+  const pipes = [child.stdin, child.stdout, child.stderr] as (Socket | null)[];
+  const own = { ref: child.ref.bind(child), unref: child.unref.bind(child) };
+  const ref = (): void => {
+    own.ref();
+    for (const p of pipes) p?.ref();
+  };
+  const unref = (): void => {
+    own.unref();
+    for (const p of pipes) p?.unref();
+  };
+  return Object.assign(child, { started, ref, unref }) as Child;
 }
 
 /**

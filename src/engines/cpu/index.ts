@@ -23,7 +23,7 @@ import { analyseAudio, warmAudioAnalysis } from './audio-features.js';
 import type { MouthTrack } from './audio-mouth.js';
 import { PHONEME_SHAPE_RANGE } from './phoneme-mouth.js';
 import { planMouth } from './articulated-mouth.js';
-import { faceModels, meshLayout } from './face-models.js';
+import { faceModels, meshLayout, type FaceModels } from './face-models.js';
 import type { FaceTrackerOptions } from './face-tracker.js';
 import { mouthDown, OUTER_LIP_POLYGON } from './landmarks.js';
 import { LipRefiner } from './lip-refine.js';
@@ -32,11 +32,12 @@ import { MouthInterior, warpInPlace } from './mouth-warp.js';
 import { warpYuvInPlace } from './mouth-warp-yuv.js';
 import { prefetch } from './prefetch.js';
 import { changeWeights } from './active-speaker.js';
-import { planSpeaker, type SpeakerReport } from './speaker-scan.js';
+import { planSpeaker, type SpeakerPlan, type SpeakerReport } from './speaker-scan.js';
 import { trackInProcess, trackInWorker, warmTrackers, type TrackerStats } from './tracker-thread.js';
 import { pearson } from './stats.js';
 import { clamped, yuvToRgb, type Rect } from './yuv.js';
 import type { PixelFormat } from '../../media/frames.js';
+import { startedNow } from '../../media/started-now.js';
 
 /** Frames of at least this many pixels travel as yuv420p (see CpuEngine.pixelFormatFor). */
 const YUV_MIN_PIXELS = 1280 * 720;
@@ -155,11 +156,8 @@ export class CpuEngine implements LipsyncEngine {
     const audioRead = analyseAudio(job.audioPath, fps, job.frameCount);
     audioRead.catch(() => undefined);
 
-    async function* frames(): AsyncGenerator<Buffer> {
-      // The main thread needs the models only to track in-process or to find the speaker.
-      const inThread = job.settings.trackerThread === false;
-      const models = inThread || wantsSpeakerScan(job.options) ? await faceModels() : null;
-      const layout = meshLayout();
+    /** The mouth's plan (the soundtrack's features and what is said) and, if asked for, the speaker's. */
+    async function beforeTracking(models: FaceModels | null) {
       const audio = await audioRead;
       if (job.articulation) said = await job.articulation;
       // A phoneme timeline shapes the mouth per sound where it can be trusted; the audio's level still
@@ -186,23 +184,45 @@ export class CpuEngine implements LipsyncEngine {
       speaker = plan?.report ?? null;
       // At a change of speaker the old face's mouth fades back to its own and the new one's fades in.
       const handover = plan ? changeWeights(plan.changes, job.frameCount) : null;
-      const trackerOptions: FaceTrackerOptions = {
-        fps,
-        activeSpeaker: job.options.activeSpeaker,
-        speakerBoxes: plan?.boxes ?? null,
-        searchEvery: num(job.settings, 'searchEvery', 1, 100),
-        pixelFormat: job.pixelFormat,
-        detectSize: num(job.settings, 'detectSize', 128, 4096),
-        interpolate: job.settings.interpolateLandmarks !== false,
-        meshRuntime: job.settings.meshRuntime === 'tfjs' ? 'tfjs' : 'onnx',
-      };
+      return { audio, weights, plan, handover };
+    }
+
+    async function* frames(): AsyncGenerator<Buffer> {
+      // The main thread needs the models only to track in-process or to find the speaker.
+      const inThread = job.settings.trackerThread === false;
+      const scanning = wantsSpeakerScan(job.options);
+      const models = inThread || scanning ? await faceModels() : null;
+      const layout = meshLayout();
       const stats: TrackerStats = { detections: 0, multiFaceFrames: 0, lost: 0, interpolated: 0 };
       trackerStats = stats;
-      const source = prefetch(job.frames, 2);
-      const tracked =
-        models && inThread
+      const track = (plan: SpeakerPlan | null) => {
+        const trackerOptions: FaceTrackerOptions = {
+          fps,
+          activeSpeaker: job.options.activeSpeaker,
+          speakerBoxes: plan?.boxes ?? null,
+          searchEvery: num(job.settings, 'searchEvery', 1, 100),
+          pixelFormat: job.pixelFormat,
+          detectSize: num(job.settings, 'detectSize', 128, 4096),
+          interpolate: job.settings.interpolateLandmarks !== false,
+          meshRuntime: job.settings.meshRuntime === 'tfjs' ? 'tfjs' : 'onnx',
+        };
+        const source = prefetch(job.frames, 2);
+        return models && inThread
           ? trackInProcess(models, source, width, height, trackerOptions, stats)
           : trackInWorker(source, width, height, trackerOptions, stats);
+      };
+      // Tracking needs neither the soundtrack's features nor what is said: unless a speaker scan
+      // must come first, it starts now, while they are still on their way.
+      const early = scanning ? null : startedNow(track(null));
+      let ready: Awaited<ReturnType<typeof beforeTracking>>;
+      try {
+        ready = await beforeTracking(models);
+      } catch (err) {
+        await early?.close();
+        throw err;
+      }
+      const { audio, weights, plan, handover } = ready;
+      const tracked = early ?? track(plan);
       const pads = (job.options.pads ?? null) as Pads | null;
       let rig: MouthRig | null = null;
       const interior = new MouthInterior();

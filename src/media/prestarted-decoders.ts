@@ -1,5 +1,5 @@
-// Decoders started ahead of their jobs. Starting ffmpeg costs 0.15-0.2 s before it reads a byte
-// (the dynamic linker loads some 200 libraries), and a generation's first frame waited behind that
+// Decoders started ahead of their jobs. Starting ffmpeg costs 0.05-0.2 s before it reads a byte,
+// depending on the machine (the dynamic linker loads some 200 libraries), and a generation's first frame waited behind that
 // (docs/benchmarks.md, "Decoders started ahead of their jobs"). A prestarted decoder has paid it
 // already: it sits blocked reading its filter graph from a FIFO. Its arguments were fixed before the
 // job was known, so what the job decides comes in late: the input is a symbolic link made when it is
@@ -8,12 +8,11 @@
 // die, ffmpeg reads an empty graph and exits, so no decoder outlives it. (Before that, in the first
 // 0.2 s, only the spawn helper's kill of its children on its parent's death covers it.)
 import { closeSync, constants, open, openSync, statSync, symlinkSync, writeSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { startFfmpeg, type FfmpegProcess } from './ffmpeg.js';
 import { openFrameFifo, runMkfifo, type FrameFifo } from './frame-fifo.js';
+import { makeTempDir, removeTempDir } from './tempdir.js';
 
 /** A decoder handed to a job: started, its graph and input given; frames come through `fifo`. */
 export interface TakenDecoder {
@@ -126,7 +125,7 @@ export function takePrestartedDecoder(job: DecoderJob): TakenDecoder | null {
     slot.proc.watch({ signal: job.signal, timeoutMs: job.timeoutMs });
     slot.proc.child.ref();
     void slot.proc.done.catch(() => undefined).then(replaceLater);
-    return { proc: slot.proc, fifo: slot.fifo, release: () => removeDir(slot.dir) };
+    return { proc: slot.proc, fifo: slot.fifo, release: () => removeTempDir(slot.dir) };
   }
 }
 
@@ -159,9 +158,7 @@ async function startOne(): Promise<Slot | null> {
   let fifo: FrameFifo | null = null;
   let proc: FfmpegProcess | null = null;
   try {
-    const root = pool.root ?? tmpdir();
-    await mkdir(root, { recursive: true, mode: 0o700 });
-    dir = await mkdtemp(join(root, 'lipsync-decoder-'));
+    dir = await makeTempDir('lipsync-decoder', pool.root);
     const graphPath = join(dir, 'graph');
     await runMkfifo(graphPath);
     fifo = await openFrameFifo(0, unbound, dir);
@@ -193,7 +190,7 @@ async function startOne(): Promise<Slot | null> {
     await proc?.done.catch(() => undefined);
     if (graphFd >= 0) closeSync(graphFd);
     await fifo?.dispose();
-    if (dir) await removeDir(dir);
+    if (dir) await removeTempDir(dir);
     return null;
   }
 }
@@ -223,7 +220,7 @@ async function discard(slot: Slot): Promise<void> {
   await slot.proc.done.catch(() => undefined);
   closeGraph(slot);
   await slot.fifo.dispose();
-  await removeDir(slot.dir);
+  await removeTempDir(slot.dir);
 }
 
 function writeAll(fd: number, bytes: Buffer): void {
@@ -234,10 +231,6 @@ function closeGraph(slot: Slot): void {
   if (slot.graphFd < 0) return;
   closeSync(slot.graphFd);
   slot.graphFd = -1;
-}
-
-function removeDir(dir: string): Promise<void> {
-  return rm(dir, { recursive: true, force: true, maxRetries: 3, retryDelay: 50 });
 }
 
 const openAsync = promisify(open);

@@ -17,7 +17,6 @@
 //   node --import tsx bench/submit-overhead.ts [--quick] [--runs=N] [--video=face_1.mp4]
 //                                              [--audio=audio_1.wav] [--engine=passthrough]
 //                                              [--size=1280x720] [--recognize=1] [--warm-up=0]
-//                                              [--spawn-helper=compare] [--prestart=compare]
 //
 // --size: the fixture clip is first re-encoded to that size (scaled to the height and padded to the
 // width, as bench/engine.ts makes its 720p case; the scaled clip must not be wider), and that file is
@@ -25,9 +24,6 @@
 // (LIPSYNC_ARTICULATION_RECOGNIZE=1; off by default, as in the server). --warm-up=0: the worker does
 // not load the engine at start (LIPSYNC_ENGINE_WARM_UP=0), so the first generation loads it. The first
 // generation after the start is printed on its own; the runs measured come after it.
-// --spawn-helper=compare: then N more pairs of generations in the same server, its children started
-// through the spawn helper and by the server itself, alternated: its own CPU and page faults for each.
-// --prestart=compare: the same with a job's decoder started ahead of it or by the job (ADR 20).
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -164,75 +160,6 @@ async function formBody(): Promise<FormData> {
   return form;
 }
 
-/** A server setting compared on and off, alternated per run in one server. */
-interface Switch {
-  title: string;
-  set(on: boolean): Promise<void>;
-}
-
-const SWITCHES: Record<string, (server: BenchChild) => Switch> = {
-  // The server's own CPU and page faults with its children started through the helper or by itself (ADR 18).
-  'spawn-helper': (server) => ({
-    title: 'children started through the spawn helper (on) or by the server itself (off)',
-    set: async (on) => void (await server.call({ cmd: 'spawn-helper', on })),
-  }),
-  // A job's decoder started ahead of it or by the job (ADR 20).
-  prestart: (server) => ({
-    title: 'decoders started ahead of the jobs (on) or by each job (off)',
-    set: async (on) => void (await server.call({ cmd: 'prestart-decoders', on })),
-  }),
-};
-
-async function compareSwitch(
-  server: BenchChild,
-  assets: { video: string; audio: string },
-  { title, set }: Switch,
-): Promise<void> {
-  const runs = { on: [] as ServiceRun[], off: [] as ServiceRun[] };
-  for (let i = 0; i < RUNS; i++) {
-    for (const on of i % 2 === 0 ? [true, false] : [false, true]) {
-      await set(on);
-      runs[on ? 'on' : 'off'].push(await serviceRun(server, assets));
-    }
-  }
-  await set(true);
-  const own = (r: ServiceRun[]) => r.map((x) => x.ownCpuSeconds ?? NaN);
-  const all = (r: ServiceRun[]) => r.map((x) => x.cpuSeconds ?? NaN);
-  const faults = (r: ServiceRun[]) => r.map((x) => x.minorFaults ?? NaN);
-  const paired = (a: number[], b: number[]) => median(a.map((x, i) => x / b[i])).toFixed(3);
-  console.log(`${title}, ${RUNS} alternated pairs:`);
-  printTable([
-    ['per generation (medians)', 'on', 'off', 'on/off (paired)'],
-    [
-      'server process CPU, s',
-      median(own(runs.on)).toFixed(3),
-      median(own(runs.off)).toFixed(3),
-      paired(own(runs.on), own(runs.off)),
-    ],
-    [
-      'with its children, s',
-      median(all(runs.on)).toFixed(3),
-      median(all(runs.off)).toFixed(3),
-      paired(all(runs.on), all(runs.off)),
-    ],
-    [
-      'server minor page faults',
-      num(median(faults(runs.on)), 0),
-      num(median(faults(runs.off)), 0),
-      paired(faults(runs.on), faults(runs.off)),
-    ],
-    [
-      'submit -> COMPLETED, ms',
-      num(median(runs.on.map((x) => x.totalMs)), 0),
-      num(median(runs.off.map((x) => x.totalMs)), 0),
-      paired(
-        runs.on.map((x) => x.totalMs),
-        runs.off.map((x) => x.totalMs),
-      ),
-    ],
-  ]);
-}
-
 /** One generation: by asset ids (uploaded before the runs) or, with assets null, as a multipart form. */
 async function serviceRun(
   server: BenchChild,
@@ -361,9 +288,6 @@ await runMain(
         `  run ${i}/${RUNS}: service ${num(s.totalMs, 0)} ms (multipart ${num(f.totalMs, 0)} ms), ` +
           `pipeline ffmpeg ${num(pipeline[i - 1], 0)} ms, one-pass ffmpeg ${num(onePass[i - 1], 0)} ms`,
       );
-    }
-    for (const [name, make] of Object.entries(SWITCHES)) {
-      if (args.values[name] === 'compare') await compareSwitch(server, assets, make(server));
     }
     await server.stop();
 
@@ -496,13 +420,13 @@ await runMain(
         console.log(
           `  of which the server process itself: ${median(own).toFixed(2)} s ` +
             `(${median(own.map((c, i) => c / plainCpu[i])).toFixed(2)}x the one-pass re-encode); ` +
-            `its ffmpeg runs and spawn helper: ${median(cpu.map((c, i) => c - own[i])).toFixed(2)} s`,
+            `its ffmpeg runs: ${median(cpu.map((c, i) => c - own[i])).toFixed(2)} s`,
         );
       }
       const faults = service.map((x) => x.minorFaults).filter((x): x is number => x !== null);
       if (faults.length === RUNS) {
         // After every spawn the server process faults once per page it writes (docs/benchmarks.md,
-        // "Fewer processes per job"): what a helper process that spawns for it would save.
+        // "Fewer processes per job").
         console.log(
           `minor page faults of the server process per generation: ${num(median(faults), 0)} (median)`,
         );

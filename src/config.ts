@@ -122,16 +122,6 @@ export interface Config {
    */
   readonly engineWarmUp: boolean;
   /**
-   * With the warm-up, a worker keeps an ffmpeg decoder started ahead per job slot, so that a job's
-   * first frame does not wait for ffmpeg's own start (LIPSYNC_DECODER_PRESTART, default on; ADR 20).
-   */
-  readonly decoderPrestart: boolean;
-  /**
-   * Child processes (ffmpeg, ffprobe, the speech tools) are started by a small helper process
-   * (LIPSYNC_SPAWN_HELPER, default on; ADR 18); off, this process starts them itself.
-   */
-  readonly spawnHelper: boolean;
-  /**
    * `GET /v2/generate/{id}` polls are answered before Fastify's routing and hooks when they are the
    * plain success (LIPSYNC_FAST_READ, default on; ADR 19); off, Fastify answers every request.
    */
@@ -346,8 +336,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       env.LIPSYNC_ENGINES_FILE && env.LIPSYNC_ENGINES_FILE !== '' ? resolve(env.LIPSYNC_ENGINES_FILE) : null,
     defaultEngine,
     engineWarmUp: bool('LIPSYNC_ENGINE_WARM_UP', true),
-    decoderPrestart: bool('LIPSYNC_DECODER_PRESTART', true),
-    spawnHelper: bool('LIPSYNC_SPAWN_HELPER', true),
     fastRead: bool('LIPSYNC_FAST_READ', true),
     webhookTimeoutMs: int('LIPSYNC_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
     ...httpTimeouts(int, problems, fetchTimeoutMs),

@@ -7,8 +7,6 @@ import { buildApp, type App } from './http/app.js';
 import { listenForMetrics } from './http/metrics.js';
 import { bootstrapFirstOrganization } from './services/bootstrap.js';
 import { startBackground, startHousekeeping, type Background } from './jobs/runtime.js';
-import { closePrestartedDecoders } from './media/prestarted-decoders.js';
-import { closeSpawnHelper } from './processes/spawn.js';
 
 export interface Running {
   services: Services;
@@ -115,20 +113,17 @@ export function stopOnSignals(
       );
       process.exit(1);
     }, opts.timeoutMs);
-    stop(signal)
-      .then(() => closePrestartedDecoders())
-      .then(() => closeSpawnHelper())
-      .then(
-        () => {
-          clearTimeout(cap);
-          opts.logger.info(`${opts.what} stopped`);
-          process.exit(0);
-        },
-        (err: unknown) => {
-          opts.logger.error({ err }, `${opts.what}: shutdown failed`);
-          process.exit(1);
-        },
-      );
+    stop(signal).then(
+      () => {
+        clearTimeout(cap);
+        opts.logger.info(`${opts.what} stopped`);
+        process.exit(0);
+      },
+      (err: unknown) => {
+        opts.logger.error({ err }, `${opts.what}: shutdown failed`);
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

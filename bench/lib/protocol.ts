@@ -45,10 +45,6 @@ export type Command =
   | { cmd: 'generation'; id: string }
   /** The process's wallNow(), to measure the clock offset between processes. */
   | { cmd: 'clock' }
-  /** Children started through the spawn helper or by the process itself (useSpawnHelper). */
-  | { cmd: 'spawn-helper'; on: boolean }
-  /** Keep one decoder started ahead (on) or none (off). */
-  | { cmd: 'prestart-decoders'; on: boolean }
   | { cmd: 'stop' };
 
 export interface Request {

@@ -18,12 +18,6 @@ import type { GenerationRecord } from '../../src/store/generations.js';
 import { createOrgWithKey } from '../../test/helpers/orgs.js';
 import type { Command, FinishTiming, Ready, Reply, Request, Stats } from './protocol.js';
 import { wallNow } from './stats.js';
-import { useSpawnHelper } from '../../src/processes/spawn.js';
-import {
-  closePrestartedDecoders,
-  prestartDecoders,
-  prestartedDecoderStats,
-} from '../../src/media/prestarted-decoders.js';
 
 const mode = process.env.BENCH_CHILD_MODE === 'finisher' ? 'finisher' : 'server';
 const config = loadConfig(process.env);
@@ -200,16 +194,6 @@ async function handle(c: Command): Promise<unknown> {
       return services.store.generations.findAny(c.id);
     case 'clock':
       return wallNow();
-    case 'spawn-helper':
-      useSpawnHelper(c.on);
-      return null;
-    case 'prestart-decoders':
-      if (!c.on) await closePrestartedDecoders();
-      else {
-        prestartDecoders({ count: 1, root: services.config.tempDir });
-        while (prestartedDecoderStats().idle.length < 1) await new Promise((r) => setTimeout(r, 20));
-      }
-      return null;
     case 'stop':
       await stop();
       return null;

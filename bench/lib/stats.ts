@@ -1,5 +1,5 @@
 // Small statistics and formatting helpers shared by the benchmarks.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 
 /** The q-th quantile (0..1) of the values, nearest-rank on a sorted copy; NaN when empty. */
@@ -91,47 +91,14 @@ const CLOCK_TICKS = 100;
 
 /**
  * CPU seconds of a process (Linux, from /proc): its own user + system time, and that of its children
- * that have exited and been waited for (the ffmpeg runs of a service process, or of this one, also
- * those of its spawn helper); and the
+ * that have exited and been waited for (the ffmpeg runs of a service process, or of this one); and the
  * minor page faults the process itself has taken (each costs 11-13 µs on the paravirtualized machine
  * of docs/benchmarks.md). Null where /proc cannot be read.
  */
 export function processCpuSeconds(
   pid: number | 'self',
 ): { own: number; children: number; minorFaults: number } | null {
-  const self = readStat(pid);
-  if (!self) return null;
-  // The spawn helper runs as long as the process does; the ffmpeg runs it started and waited for are
-  // in its cutime/cstime, so its whole CPU counts as the process's children's.
-  const livePid = pid === 'self' ? process.pid : pid;
-  let live = 0;
-  for (const child of spawnHelpers(livePid)) {
-    const c = processCpuSeconds(child);
-    if (c) live += c.own + c.children;
-  }
-  return { ...self, children: self.children + live };
-}
-
-function spawnHelpers(pid: number): number[] {
-  const out: number[] = [];
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid && readFileSync(`/proc/${e}/cmdline`, 'utf8').includes('spawn-helper'))
-        out.push(Number(e));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
+  return readStat(pid);
 }
 
 function readStat(pid: number | 'self'): { own: number; children: number; minorFaults: number } | null {

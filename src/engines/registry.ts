@@ -56,11 +56,6 @@ export class EngineRegistry {
     return warmed.map((e) => e.id);
   }
 
-  /** Whether some model's engine reads decoded frames (one is not a passthrough). */
-  readsFrames(): boolean {
-    return [...this.bindings.values()].some((b) => !b.engine.passthrough);
-  }
-
   for(modelId: string): EngineBinding {
     const b = this.bindings.get(modelId);
     if (!b) throw new Error(`no engine for model ${modelId}`);

@@ -20,7 +20,6 @@ import type { ResolvedMedia } from '../services/generation-inputs.js';
 import type { NormalisedRequest } from '../domain/generation-request.js';
 import type { EngineRegistry } from '../engines/registry.js';
 import { JobFailure, type JobError, type JobHandler, type JobOutcome } from '../jobs/handler.js';
-import { prestartDecoders } from '../media/prestarted-decoders.js';
 import { runGeneration, type GenerationResult, type GenerationRunInput } from '../pipeline/run-generation.js';
 import type { ArticulationDeps } from '../pipeline/articulation.js';
 
@@ -73,8 +72,6 @@ export interface GenerationHandlerDeps {
   readonly engines: () => EngineRegistry;
   /** The articulation tools (voice activity, recognition, alignment); null: acoustic shapes only. */
   readonly articulation?: () => ArticulationDeps | null;
-  /** Keep decoders started ahead of jobs when warming up (media/prestarted-decoders.ts); default true. */
-  readonly prestartDecoders?: boolean;
 }
 
 export function generationHandler(
@@ -127,13 +124,8 @@ export function generationHandler(
       return runGeneration(input, ctx, deps.engines(), deps.articulation?.() ?? null);
     },
 
-    async warmUp({ jobsAtOnce, tempRoot }) {
-      // A decoder waiting per job that may run at once: a job's first frame is then not behind
-      // ffmpeg's own start (media/prestarted-decoders.ts).
-      const engines = deps.engines();
-      if (deps.prestartDecoders !== false && engines.readsFrames())
-        prestartDecoders({ count: jobsAtOnce, root: tempRoot });
-      await Promise.all([engines.warmUp({ jobsAtOnce }), deps.articulation?.()?.warmUp?.()]);
+    async warmUp({ jobsAtOnce }) {
+      await Promise.all([deps.engines().warmUp({ jobsAtOnce }), deps.articulation?.()?.warmUp?.()]);
     },
 
     remote: {

@@ -93,10 +93,9 @@ export interface JobHandler<Payload = unknown, Input = unknown, Result = unknown
   /**
    * Loads what a first run would otherwise load (the lip-sync engine's models and threads) when a
    * worker pool that serves this kind starts, so that the first job costs what later ones do. Runs in
-   * the background; a failure is logged and the first run then loads as it would have. `tempRoot` is
-   * the pool's scratch folder.
+   * the background; a failure is logged and the first run then loads as it would have.
    */
-  warmUp?(opts: { readonly jobsAtOnce: number; readonly tempRoot: string }): Promise<void>;
+  warmUp?(opts: { readonly jobsAtOnce: number }): Promise<void>;
   /** Maps an error thrown by run() that is not a JobFailure (e.g. a catalogue AppError). */
   classify?(err: unknown): JobFailure | null;
   /** The resource's part of a claim (e.g. PROCESSING). */

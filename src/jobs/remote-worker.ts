@@ -20,7 +20,6 @@ import { sweepStaleTemp } from './runtime.js';
 import { Metrics } from '../metrics/metrics.js';
 import { MeteredWorkerPort } from '../metrics/metered-port.js';
 import { listenForMetrics } from '../http/metrics.js';
-import { useSpawnHelper } from '../processes/spawn.js';
 
 /**
  * Stands in for the database in handlers built for remote runs: their run() never reaches it (that is
@@ -47,7 +46,6 @@ export function remoteHandlers(config: Config): HandlerRegistry {
         engines: () => (engines ??= EngineRegistry.fromFile(config.enginesFile, config.defaultEngine)),
         articulation: () =>
           (articulation ??= articulationTools(config.speech, { allowPrivate: config.allowPrivateUrls })),
-        prestartDecoders: config.decoderPrestart,
       }),
     )
     .register(
@@ -92,7 +90,6 @@ export async function startRemoteWorker(
   }
   if (kinds.length === 0) throw new Error('no job kind to serve');
   mkdirSync(config.tempDir, { recursive: true, mode: 0o700 });
-  useSpawnHelper(config.spawnHelper);
   void sweepStaleTemp(config.tempDir, config.jobTimeoutMs);
   // This process's own registry: its runs and engine speed (the jobs settle, and are counted, on the
   // server). Scraped through LIPSYNC_METRICS_PORT only.

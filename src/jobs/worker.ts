@@ -63,7 +63,7 @@ export class WorkerPool {
       if (!handler.warmUp) continue;
       const started = performance.now();
       this.warming.push(
-        handler.warmUp({ jobsAtOnce: this.opts.concurrency, tempRoot: this.opts.tempRoot }).then(
+        handler.warmUp({ jobsAtOnce: this.opts.concurrency }).then(
           () => this.logger.info({ kind, ms: Math.round(performance.now() - started) }, 'job kind warmed up'),
           (err: unknown) => this.logger.warn({ err, kind }, 'warming up failed; the first job loads instead'),
         ),

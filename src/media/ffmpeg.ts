@@ -1,8 +1,7 @@
 // The one place that starts ffmpeg: argument arrays only (never a shell string), bounded stderr kept
 // for error messages, progress from `-progress pipe:1`, and a hard kill on abort or timeout. A run
-// settles only after the process has exited, so callers may delete its files right away. It is
-// started through the spawn helper (processes/spawn.ts): decoded frames come through a FIFO that
-// ffmpeg opens by path, frames to encode go into its stdin pipe, handed over by the helper.
+// settles only after the process has exited, so callers may delete its files right away. Decoded
+// frames come through a FIFO (frame-fifo.ts), frames to encode go into its stdin pipe.
 import { spawnChild, type Child, type FifoStdio } from '../processes/spawn.js';
 
 export const FFMPEG_BIN = 'ffmpeg';
@@ -37,8 +36,6 @@ interface StartOptions {
   stdin: 'ignore' | 'pipe' | FifoStdio;
   /** { fifo }: ffmpeg writes its stdout into that FIFO (the caller holds the read end). */
   stdout: 'ignore' | 'pipe' | FifoStdio;
-  /** Start it from this process: for bulk data through a stdio pipe, where no FIFO could be made. */
-  direct?: boolean;
 }
 
 export interface FfmpegProcess {
@@ -47,11 +44,6 @@ export interface FfmpegProcess {
   done: Promise<void>;
   /** Kills ffmpeg (SIGKILL); `done` then rejects with the given reason. */
   kill(reason?: MediaProcessFailure): void;
-  /**
-   * Kills it on abort or after `timeoutMs` from now: what the start options set, for a process
-   * started before the work it will do was known (prestarted-decoders.ts).
-   */
-  watch(opts: { signal?: AbortSignal; timeoutMs?: number }): void;
 }
 
 const TAIL_LINES = 30;
@@ -64,7 +56,6 @@ export function startFfmpeg(args: readonly string[], opts: StartOptions): Ffmpeg
     stdin: opts.stdin,
     stdout: opts.stdout,
     stderr: 'pipe',
-    direct: opts.direct,
   });
   const tail: string[] = [];
   let partial = '';
@@ -80,28 +71,15 @@ export function startFfmpeg(args: readonly string[], opts: StartOptions): Ffmpeg
   });
 
   let killedFor: MediaProcessFailure | null = null;
-  let exited = false;
   const kill = (reason: MediaProcessFailure = 'aborted'): void => {
-    if (exited || child.exitCode !== null || child.signalCode !== null) return;
+    if (child.exitCode !== null || child.signalCode !== null) return;
     killedFor ??= reason;
     child.kill('SIGKILL');
   };
   const onAbort = (): void => kill('aborted');
-  const timers: NodeJS.Timeout[] = [];
-  const signals: AbortSignal[] = [];
-  let timeoutMs: number | undefined;
-  const watch = (w: { signal?: AbortSignal; timeoutMs?: number }): void => {
-    if (exited) return;
-    if (w.timeoutMs !== undefined) {
-      timeoutMs = w.timeoutMs;
-      timers.push(setTimeout(() => kill('timeout'), w.timeoutMs));
-    }
-    if (!w.signal) return;
-    signals.push(w.signal);
-    if (w.signal.aborted) queueMicrotask(onAbort);
-    else w.signal.addEventListener('abort', onAbort, { once: true });
-  };
-  watch(opts);
+  const timer = opts.timeoutMs !== undefined ? setTimeout(() => kill('timeout'), opts.timeoutMs) : null;
+  if (opts.signal?.aborted) queueMicrotask(onAbort);
+  else opts.signal?.addEventListener('abort', onAbort, { once: true });
 
   const done = new Promise<void>((resolve, reject) => {
     let spawnError: Error | null = null;
@@ -109,15 +87,14 @@ export function startFfmpeg(args: readonly string[], opts: StartOptions): Ffmpeg
       spawnError = err;
     });
     child.on('close', (code, signal) => {
-      exited = true;
-      for (const t of timers) clearTimeout(t);
-      for (const s of signals) s.removeEventListener('abort', onAbort);
+      if (timer) clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
       if (partial.trim() !== '') tail.push(partial.trim());
       const stderrTail = tail.slice(-TAIL_LINES);
       if (spawnError) {
         reject(new MediaProcessError('spawn', `ffmpeg could not start: ${spawnError.message}`));
       } else if (killedFor === 'timeout') {
-        reject(new MediaProcessError('timeout', `ffmpeg timed out after ${timeoutMs} ms`, stderrTail));
+        reject(new MediaProcessError('timeout', `ffmpeg timed out after ${opts.timeoutMs} ms`, stderrTail));
       } else if (killedFor === 'aborted') {
         reject(new MediaProcessError('aborted', 'ffmpeg was aborted', stderrTail));
       } else if (code === 0) {
@@ -128,7 +105,7 @@ export function startFfmpeg(args: readonly string[], opts: StartOptions): Ffmpeg
       }
     });
   });
-  return { child, done, kill, watch };
+  return { child, done, kill };
 }
 
 /**

@@ -4,7 +4,6 @@
 // (docs/benchmarks.md, "fifth pass"). Here ffmpeg writes into a FIFO whose read end is a net.Socket
 // with `onread`: each read lands straight in the frame being filled (a pooled buffer), and a full
 // queue stops reading, so the decoder is paced by its consumer as through a pipe.
-// ffmpeg opens the FIFO by path ({ fifo }), so the spawn helper can start it (processes/spawn.ts).
 import { closeSync, constants, openSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
@@ -29,11 +28,6 @@ export interface FrameFifo {
   readonly partialBytes: number;
   /** Stops reading and removes the FIFO (safe to call more than once). */
   dispose(): Promise<void>;
-  /**
-   * Sets the frame size and where frames are taken from, for a FIFO opened before they were known
-   * (frameBytes 0: nothing is read until then), and starts reading.
-   */
-  bind(frameBytes: number, take: () => Buffer): void;
 }
 
 /**
@@ -69,8 +63,7 @@ async function makeFifo(
   }
 }
 
-/** Makes a FIFO (mode 0600) at `path`. */
-export function runMkfifo(path: string): Promise<void> {
+function runMkfifo(path: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawnChild('mkfifo', ['-m', '600', path]);
     child.on('error', reject);
@@ -79,8 +72,7 @@ export function runMkfifo(path: string): Promise<void> {
 }
 
 class SocketFrameFifo implements FrameFifo {
-  /** Made once the frame size is known: its first read buffer is taken as it is made. */
-  private socket: net.Socket | null = null;
+  private readonly socket: net.Socket;
   private readonly ready: Buffer[] = [];
   private current: Buffer | null = null;
   private have = 0;
@@ -93,38 +85,26 @@ class SocketFrameFifo implements FrameFifo {
   constructor(
     private readonly dir: string,
     readonly path: string,
-    private readonly readFd: number,
+    readFd: number,
     private readonly writeFd: number,
-    private frameBytes: number,
-    private take: () => Buffer,
+    private readonly frameBytes: number,
+    private readonly take: () => Buffer,
   ) {
-    if (frameBytes !== 0) this.startReading();
-  }
-
-  private startReading(): void {
     // `onread` is what net.connect passes to the constructor too; the constructor's type omits it.
     const options: net.SocketConstructorOpts & { onread: net.OnReadOpts } = {
-      fd: this.readFd,
+      fd: readFd,
       readable: true,
       writable: false,
       onread: { buffer: () => this.target(), callback: (n: number) => this.filled(n) },
     };
-    const socket = new net.Socket(options);
-    socket.on('end', () => this.settle(null));
-    socket.on('error', (err) => this.settle(err));
-    socket.on('close', () => this.settle(null));
-    this.socket = socket;
+    this.socket = new net.Socket(options);
+    this.socket.on('end', () => this.settle(null));
+    this.socket.on('error', (err) => this.settle(err));
+    this.socket.on('close', () => this.settle(null));
   }
 
   get partialBytes(): number {
     return this.have;
-  }
-
-  bind(frameBytes: number, take: () => Buffer): void {
-    if (this.frameBytes !== 0) throw new Error('the FIFO already has its frame size');
-    this.frameBytes = frameBytes;
-    this.take = take;
-    this.startReading();
   }
 
   closeWriteEnd(): void {
@@ -169,7 +149,7 @@ class SocketFrameFifo implements FrameFifo {
       const frame = this.ready.shift();
       if (frame) {
         // Reading stopped on a full queue: there is room again.
-        if (this.ready.length < READY_LIMIT && !this.ended) this.socket?.resume();
+        if (this.ready.length < READY_LIMIT && !this.ended) this.socket.resume();
         yield frame;
         continue;
       }
@@ -183,8 +163,7 @@ class SocketFrameFifo implements FrameFifo {
     if (this.disposed) return;
     this.disposed = true;
     this.closeWriteEnd();
-    if (this.socket) this.socket.destroy();
-    else closeSync(this.readFd);
+    this.socket.destroy();
     await rm(this.dir, { recursive: true, force: true });
   }
 }

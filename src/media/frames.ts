@@ -14,7 +14,6 @@ import {
 } from './encoding.js';
 import { MediaProcessError, startFfmpeg, type FfmpegProcess } from './ffmpeg.js';
 import { openFrameFifo } from './frame-fifo.js';
-import { takePrestartedDecoder } from './prestarted-decoders.js';
 
 export interface FrameSize {
   width: number;
@@ -111,16 +110,6 @@ export async function* decodeFrames(
   if (!Number.isInteger(size) || size <= 0) throw new RangeError('frame size must be positive integers');
   const pool = opts.pool?.frameBytes === size ? opts.pool : undefined;
   const take = pool ? () => pool.take() : () => Buffer.allocUnsafeSlow(size);
-  const warm = opts.viaPipe ? null : prestartedJob(spec, size, take, opts);
-  if (warm) {
-    try {
-      yield* untilExit(warm.proc, warm.fifo.frames(), () => warm.fifo.partialBytes);
-    } finally {
-      await warm.fifo.dispose();
-      await warm.release();
-    }
-    return;
-  }
   const fifo = opts.viaPipe ? null : await openFrameFifo(size, take, opts.tmpRoot).catch(() => null);
   if (!fifo) {
     yield* decodeThroughPipe(spec, size, opts);
@@ -142,36 +131,9 @@ export async function* decodeFrames(
   }
 }
 
-/**
- * A prestarted decoder (prestarted-decoders.ts) given this decode, where one waits and the decode
- * fits its fixed arguments: one input read as `-an -i path`, a graph ending in [vout], a frame count.
- * The output options of the usual command become the graph's last filters: `-s` and `-pix_fmt` are
- * the scale (bicubic, ffmpeg's default) and format filters ffmpeg would insert, `-frames:v` a trim.
- */
-function prestartedJob(spec: DecodeSpec, size: number, take: () => Buffer, opts: StreamOptions) {
-  const [an, i, input, ...more] = spec.inputArgs;
-  const graph = spec.filterComplex?.graph;
-  if (an !== '-an' || i !== '-i' || input === undefined || more.length > 0) return null;
-  if (spec.filterComplex?.output !== 'vout' || !graph?.endsWith('[vout]')) return null;
-  if (spec.maxFrames === undefined) return null;
-  const tail = [
-    `scale=${spec.width}:${spec.height}:flags=bicubic`,
-    `format=${spec.pixelFormat ?? 'rgb24'}`,
-    `trim=end_frame=${spec.maxFrames}`,
-  ];
-  return takePrestartedDecoder({
-    graph: `${graph.slice(0, -'[vout]'.length)},${tail.join(',')}[vout]`,
-    input,
-    frameBytes: size,
-    take,
-    signal: opts.signal,
-    timeoutMs: opts.timeoutMs,
-  });
-}
-
 /** The same from ffmpeg's stdout: one buffer per pipe read, joined into frames. */
 function decodeThroughPipe(spec: DecodeSpec, size: number, opts: StreamOptions): AsyncGenerator<Buffer> {
-  const proc = startFfmpeg(decodeArgs(spec), { ...opts, stdin: 'ignore', stdout: 'pipe', direct: true });
+  const proc = startFfmpeg(decodeArgs(spec), { ...opts, stdin: 'ignore', stdout: 'pipe' });
   const stdout = proc.child.stdout;
   if (!stdout) throw new MediaProcessError('spawn', 'ffmpeg has no stdout');
   let have = 0;

@@ -9,7 +9,6 @@ import type { RunMetrics } from '../jobs/handler.js';
 import type { JobRecord } from '../store/jobs.js';
 import type { TerminalJobStatus } from '../domain/jobs.js';
 import { trackerPool } from '../engines/cpu/tracker-thread.js';
-import { prestartedDecoderStats } from '../media/prestarted-decoders.js';
 
 /** Queued and running jobs per kind, as the database counts them now. */
 export type JobCounts = () => Promise<readonly { kind: string; status: string; count: number }[]>;
@@ -128,23 +127,6 @@ export class Metrics implements RunMetrics {
       collect() {
         this.reset();
         this.inc(trackerPool().threadsStarted);
-      },
-    });
-    new Gauge({
-      name: 'lipsync_decoders_waiting',
-      help: 'ffmpeg decoders started ahead of their jobs and waiting in this process; LIPSYNC_ENGINE_WARM_UP keeps one per job that may run at once.',
-      registers,
-      collect() {
-        this.set(prestartedDecoderStats().idle.length);
-      },
-    });
-    new Counter({
-      name: 'lipsync_decoders_prestarted_used_total',
-      help: "Jobs' decodes done by a decoder started ahead of them (the rest started their own).",
-      registers,
-      collect() {
-        this.reset();
-        this.inc(prestartedDecoderStats().taken);
       },
     });
     const remoteWorkers = opts.remoteWorkers;

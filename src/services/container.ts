@@ -46,7 +46,6 @@ import { DEFAULT_PRICES, type PriceTable } from '../domain/pricing.js';
 import { Metrics } from '../metrics/metrics.js';
 import { Drain } from './drain.js';
 import { RemotePresence } from '../jobs/remote-presence.js';
-import { useSpawnHelper } from '../processes/spawn.js';
 
 export interface Services {
   readonly config: Config;
@@ -85,7 +84,6 @@ export interface Services {
 }
 
 export async function createServices(config: Config, logger: Logger): Promise<Services> {
-  useSpawnHelper(config.spawnHelper);
   const db = openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -142,7 +140,6 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
         engines: () => (engines ??= EngineRegistry.fromFile(config.enginesFile, config.defaultEngine)),
         articulation: () =>
           (articulation ??= articulationTools(config.speech, { allowPrivate: config.allowPrivateUrls })),
-        prestartDecoders: config.decoderPrestart,
       }),
     )
     .register(ttsHandler({ store, speech: () => speech }))

@@ -3,10 +3,7 @@
 // autocannon settings. Every server runs in its own child process; autocannon runs here.
 //
 //   node --import tsx bench/get-generation.ts [--quick] [--no-postgres] [--connections=N]
-//                                             [--duration=S] [--rounds=N] [--fastify-only=1]
-//
-// Each service target is also measured with LIPSYNC_FAST_READ=0 ("Fastify only": every request
-// through Fastify's routing and hooks, ADR 19) in a full run, or with --fastify-only=1 in a quick one.
+//                                             [--duration=S] [--rounds=N]
 import { parseArgs, intOption } from './lib/args.js';
 import { runMain } from './lib/cleanup.js';
 import { startBareServer, startServiceServer, type BenchChild } from './lib/child.js';
@@ -98,26 +95,13 @@ await runMain(
         });
       }
     };
-    const fastifyOnly = !args.quick || args.values['fastify-only'] === '1';
     await addService('GET /v2/generate/{id} (sqlite)', 'sqlite', {}, true, !args.quick);
-    if (fastifyOnly) {
-      await addService('same, Fastify only (sqlite)', 'sqlite', { LIPSYNC_FAST_READ: '0' }, false, false);
-    }
     if (!args.quick)
       await addService('same, LOG_LEVEL=info (sqlite)', 'sqlite', { LOG_LEVEL: 'info' }, false, false);
     const pgProblem = args.noPostgres ? 'skipped (--no-postgres)' : await postgresProblem();
     if (pgProblem === null) {
       console.log(`PostgreSQL: ${postgresUrlForDisplay()} (a fresh schema)`);
       await addService('GET /v2/generate/{id} (postgres)', 'postgres', {}, false, true);
-      if (fastifyOnly) {
-        await addService(
-          'same, Fastify only (postgres)',
-          'postgres',
-          { LIPSYNC_FAST_READ: '0' },
-          false,
-          false,
-        );
-      }
     } else {
       console.log(`PostgreSQL not measured: ${pgProblem}`);
     }

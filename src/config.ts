@@ -121,11 +121,6 @@ export interface Config {
    * (LIPSYNC_ENGINE_WARM_UP, default on); off, the first job loads them and idle ones are let go.
    */
   readonly engineWarmUp: boolean;
-  /**
-   * `GET /v2/generate/{id}` polls are answered before Fastify's routing and hooks when they are the
-   * plain success (LIPSYNC_FAST_READ, default on; ADR 19); off, Fastify answers every request.
-   */
-  readonly fastRead: boolean;
   /** Time to receive a whole request, headers and body (not to answer it); then 408 and close. */
   readonly requestTimeoutMs: number;
   /** Time to receive the request headers; at most requestTimeoutMs. */
@@ -336,7 +331,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       env.LIPSYNC_ENGINES_FILE && env.LIPSYNC_ENGINES_FILE !== '' ? resolve(env.LIPSYNC_ENGINES_FILE) : null,
     defaultEngine,
     engineWarmUp: bool('LIPSYNC_ENGINE_WARM_UP', true),
-    fastRead: bool('LIPSYNC_FAST_READ', true),
     webhookTimeoutMs: int('LIPSYNC_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
     ...httpTimeouts(int, problems, fetchTimeoutMs),
     batchConcurrency: planNumbers(env, 'LIPSYNC_BATCH_CONCURRENCY', problems),

@@ -2,7 +2,7 @@
 // headers are censored by path, and every line passes through one last filter that blanks URL
 // signatures (`sig=`, S3's `X-Amz-Signature=`, `X-Amz-Credential=`) and URL userinfo
 // (`https://user:pass@host`) wherever they appear: request URLs, error messages, fetched media URLs.
-import { pino, symbols, type DestinationStream, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 const CENSOR = '[redacted]';
 
@@ -76,20 +76,4 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     },
     destination,
   );
-}
-
-/**
- * Writes an info line whose fields the caller has already written as JSON (`"a":1,"b":"x"`): the line
- * `logger.info(fields, msg)` would write (level, time, the logger's bindings, the fields, the
- * message), through the same last filter (redactSecrets) and into the same stream, so it is ordered
- * with every other line. For the fast read path's request line (ADR 19): pino's per-call work cost
- * that path about 40 µs per request in the server, against about 2 µs for this (docs/benchmarks.md).
- * Only for fields that hold no credentials: the redaction paths and censorNestedApiKeys do not run.
- */
-export function writeInfoLine(logger: Logger, fields: string, msg: string): void {
-  if (!logger.isLevelEnabled('info')) return;
-  const bindings = (logger as unknown as Record<symbol, string>)[symbols.chindingsSym] ?? '';
-  const stream = (logger as unknown as Record<symbol, { write(s: string): unknown }>)[symbols.streamSym];
-  const line = `{"level":${logger.levels.values.info},"time":${Date.now()}${bindings},${fields},"msg":${JSON.stringify(msg)}}\n`;
-  stream.write(redactSecrets(line));
 }

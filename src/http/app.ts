@@ -1,5 +1,4 @@
 // The Fastify application: schemas, hooks, one error handler, routes. Routes stay thin.
-import http from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
@@ -28,7 +27,6 @@ import { multipartLimits } from './multipart.js';
 import { registerNulGuard } from './nul-guard.js';
 import { RequestLogController } from './request-log.js';
 import { requestIdOf } from './request-id.js';
-import { createFastRead } from './fast-read.js';
 import { handleClientError } from './client-errors.js';
 import { AJV_OPTIONS, buildValidatorFactory } from './validation.js';
 
@@ -42,19 +40,7 @@ function connectionsCheckingInterval(config: Services['config']): number {
 
 export async function buildApp(services: Services): Promise<App> {
   const config = services.config;
-  const fastRead = config.fastRead ? createFastRead(services) : null;
   const app = Fastify({
-    // The server Fastify would make, with the fast read path in front of it (src/http/fast-read.ts).
-    serverFactory: (handler, opts) => {
-      const server = http.createServer(
-        opts.http ?? {},
-        fastRead ? (req, res) => fastRead.handle(req, res, handler) : handler,
-      );
-      server.keepAliveTimeout = config.keepAliveTimeoutMs;
-      server.requestTimeout = config.requestTimeoutMs;
-      server.setTimeout(config.connectionTimeoutMs);
-      return server;
-    },
     loggerInstance: services.logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
@@ -78,14 +64,6 @@ export async function buildApp(services: Services): Promise<App> {
     // One line per request instead of Fastify's two (src/http/request-log.ts).
     logController: new RequestLogController(),
   }).withTypeProvider<TypeBoxTypeProvider>();
-
-  if (fastRead) {
-    app.addHook('preClose', (done) => {
-      fastRead.stop();
-      done();
-    });
-    app.decorate('fastRead', fastRead);
-  }
 
   // A callback hook, not an async one: it runs on every response, and a promise per hook costs.
   app.addHook('onSend', (request, reply, payload, done) => {

@@ -7,7 +7,6 @@ import type { AuthContext } from '../services/api-keys.js';
 import { AppError, ERRORS } from '../domain/errors.js';
 import { ruleFor, type RateRule } from '../domain/rate-limits.js';
 import { isUuid } from '../domain/ids.js';
-import { precountedDecision } from './fast-read.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,8 +53,7 @@ export function registerGatekeeper(app: FastifyInstance, services: Services): vo
       const rule =
         cfg.rateRule ?? ruleFor(request.method, routeUrl, services.config.rateLimitDefaultPerMinute);
       const identity = request.auth ? `key:${request.auth.key.id}` : `ip:${request.ip}`;
-      // The fast read path may have counted this request already before handing it over.
-      const d = precountedDecision(request.raw) ?? (await services.rateLimiter.hit(rule, identity));
+      const d = await services.rateLimiter.hit(rule, identity);
       void reply.header('X-RateLimit-Limit', d.limit);
       void reply.header('X-RateLimit-Remaining', d.remaining);
       void reply.header('X-RateLimit-Reset', Math.ceil(d.resetAtMs / 1000));

@@ -1,5 +1,5 @@
-// The request id: the client's X-Request-ID when it is a plain token, else a new UUID. Fastify's
-// genReqId and the fast read path (fast-read.ts) both take it from here.
+// The request id (Fastify's genReqId): the client's X-Request-ID when it is a plain token, else a new
+// UUID.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 

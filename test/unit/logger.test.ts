@@ -3,7 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { createLogger, redactSecrets, writeInfoLine } from '../../src/logger.js';
+import { createLogger, redactSecrets } from '../../src/logger.js';
 
 function capture() {
   const lines: string[] = [];
@@ -83,33 +83,5 @@ describe('logger redaction', () => {
   test('redactSecrets leaves ordinary text alone', () => {
     const plain = '{"msg":"ok","url":"/v2/generations?limit=10&ids=a,b","email":"a@b.test"}';
     assert.equal(redactSecrets(plain), plain);
-  });
-});
-
-describe('writeInfoLine', () => {
-  test('writes the line logger.info would, bindings included, through the secret filter', async () => {
-    const { lines, logger } = capture();
-    const child = logger.child({ reqId: 'r-7' });
-    const url = '/v2/files/a.mp4?expires=1&sig=abcdef';
-    child.info({ method: 'GET', url, statusCode: 200, responseTime: 1.25 }, 'request completed');
-    writeInfoLine(
-      child,
-      `"method":"GET","url":${JSON.stringify(url)},"statusCode":200,"responseTime":1.25`,
-      'request completed',
-    );
-    await new Promise((r) => setImmediate(r));
-    assert.equal(lines.length, 2);
-    const untimed = (l: string) => l.replace(/"time":\d+/, '"time":0');
-    assert.equal(untimed(lines[1]), untimed(lines[0]));
-    assert.doesNotMatch(lines[1], /abcdef/);
-    assert.match(lines[1], /"reqId":"r-7"/);
-  });
-
-  test('writes nothing below info', async () => {
-    const { lines, logger } = capture();
-    logger.level = 'warn';
-    writeInfoLine(logger, '"a":1', 'quiet');
-    await new Promise((r) => setImmediate(r));
-    assert.deepEqual(lines, []);
   });
 });

@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type Compilable, type CompiledQuery } from 'kysely';
 import type { Database } from './schema.js';
 import { ensurePrivateFileSync, tightenFileSync } from '../private-files.js';
-import { runHotQuery } from './pg-hot-query.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -234,7 +233,8 @@ export function compileOnce<P extends string, R>(
       }
       if (pool !== undefined && target === db) {
         // Outside a transaction: a connection of the pool, as Kysely would take, without its layers.
-        return runHotQuery<R>(pool, name, compiled.sql, parameters);
+        const res = await pool.query({ name, text: compiled.sql, values: parameters });
+        return res.rows as R[];
       }
       const res = await target.executeQuery<R>({ ...compiled, parameters });
       return res.rows;

@@ -88,29 +88,29 @@ describe(`hot read queries (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     assert.equal(await t.services.store.generations.findAny(g.id), null);
   });
 
-  test('PostgreSQL describes a hot statement once per connection; later runs reuse it and read the same', async (ctx) => {
+  test('PostgreSQL parses a hot statement once per connection; later runs reuse it and read the same', async (ctx) => {
     if (!t.services.db.pgPool) return ctx.skip('PostgreSQL only: named prepared statements');
     const g = generationRecord(org.organization.id, { status: 'COMPLETED', error: null, errorCode: null });
     await t.services.store.generations.insert(g);
     const generations = t.services.store.generations;
     const first = await generations.find(g.id, org.organization.id);
-    const proto = pg.Connection.prototype as unknown as { describe(...args: unknown[]): void };
-    const describe = proto.describe;
-    let describes = 0;
-    proto.describe = function (this: unknown, ...args: unknown[]) {
-      describes++;
-      return describe.apply(this, args);
+    const proto = pg.Connection.prototype as unknown as { parse(...args: unknown[]): void };
+    const parse = proto.parse;
+    let parses = 0;
+    proto.parse = function (this: unknown, ...args: unknown[]) {
+      parses++;
+      return parse.apply(this, args);
     };
     try {
       for (let i = 0; i < 30; i++) {
         assert.deepEqual(await generations.find(g.id, org.organization.id), first);
       }
     } finally {
-      proto.describe = describe;
+      proto.parse = parse;
     }
     assert.ok(first?.status === 'COMPLETED');
-    // Only a connection that had not run the statement yet describes it: at most one per pool client.
-    assert.ok(describes <= t.services.db.pgPool.totalCount, `${describes} descriptions for 30 runs`);
-    assert.ok(describes < 30);
+    // Only a connection that had not run the statement yet parses it: at most one per pool client.
+    assert.ok(parses <= t.services.db.pgPool.totalCount, `${parses} parses for 30 runs`);
+    assert.ok(parses < 30);
   });
 });

@@ -54,12 +54,6 @@ export interface EngineJob {
    * shapes the stretches `phonemes` do not cover. Null or absent: the signal's features do.
    */
   readonly visemes?: VisemeResult | null;
-  /**
-   * The five fields above, when they are still being worked out as the engine starts (voice activity
-   * runs while the engine reads the audio and its first frames): an engine awaits it before it plans
-   * the mouth and then takes them from it, not from the fields. A rejection fails the run.
-   */
-  readonly articulation?: Promise<EngineArticulation>;
   readonly options: NormalisedOptions;
   readonly settings: Readonly<Record<string, unknown>>;
   readonly signal: AbortSignal;
@@ -68,12 +62,6 @@ export interface EngineJob {
   /** Fraction (0..1) of a look-ahead pass done, for engines that make one before the first frame. */
   readonly onPrepassProgress?: (fraction: number) => void;
 }
-
-/** What is said when, as the engine plans the mouth from it (see EngineJob). */
-export type EngineArticulation = Pick<
-  EngineJob,
-  'phonemes' | 'phonemeSpans' | 'phonemesAligned' | 'speech' | 'visemes'
->;
 
 export interface EngineScene {
   /** The same conformed frames again from the start, downscaled by `downscale` (1 = full size). */

@@ -16,7 +16,6 @@ import {
   type ConformSegment,
   type SyncMode,
 } from './conform-plan.js';
-import { soundtrackSource, writeSoundtrack } from './soundtrack.js';
 import { audioGraph, videoChain } from './conform-graph.js';
 import {
   aacArgs,
@@ -69,15 +68,6 @@ export interface ConformedPicture {
 export interface PreparedConform extends ConformedPicture {
   /** The soundtrack: WAV, 48 kHz stereo, exactly plan.durationSeconds long. */
   audioPath: string;
-}
-
-export interface PrepareOptions extends ConformRunOptions {
-  /**
-   * Called once the picture can be decoded, before the stage ends where it can: ahead of the
-   * soundtrack pass when the source is read as it is (cut, loop), after the bounce's chunks otherwise.
-   * A decoder started from it is the caller's to stop if the stage then fails.
-   */
-  onPicture?: (picture: ConformedPicture) => void;
 }
 
 /** The plan for these probed inputs; throws ConformPlanError when they cannot be combined. */
@@ -139,7 +129,7 @@ function deadlineOf(opts: ConformRunOptions): () => number | undefined {
 export async function prepareConform(
   req: ConformRequest,
   workDir: string,
-  opts: PrepareOptions = {},
+  opts: ConformRunOptions = {},
 ): Promise<PreparedConform> {
   const plan = planFromProbes(req);
   const remaining = deadlineOf(opts);
@@ -148,66 +138,48 @@ export async function prepareConform(
   const audioShare = bounce ? 0.05 : 1;
   const visualPath = req.visual.path;
   const graph = `[0:v:0]${videoChain(plan)}[vout]`;
-  const picture = (inputArgs: string[]): ConformedPicture => ({
-    plan,
-    video: { inputArgs, graph, output: 'vout' },
-  });
-  // The source read as it is: the picture is known before the soundtrack is made.
-  const direct = bounce
-    ? null
-    : picture(
-        plan.video.strategy === 'loop'
-          ? ['-stream_loop', '-1', '-an', '-i', visualPath]
-          : ['-an', '-i', visualPath],
-      );
-  if (direct) opts.onPicture?.(direct);
-
   const audioPath = join(workDir, 'soundtrack.wav');
   const original = plan.outsideSegments === 'original_audio' ? req.visual.path : null;
   const ag = audioGraph(plan, req.audio.path, original);
   const audioProgress = progress.phase(0, audioShare);
-  const wav = plan.segments.length === 0 ? await soundtrackSource(req.audio.path, ag.totalSamples) : null;
-  if (wav) {
-    await writeSoundtrack(req.audio.path, wav, ag.totalSamples, audioPath, {
+  await runFfmpeg(
+    [
+      ...ag.inputArgs,
+      '-filter_complex',
+      ag.graph,
+      '-map',
+      `[${ag.output}]`,
+      '-c:a',
+      'pcm_s16le',
+      '-rf64',
+      'auto',
+      '-f',
+      'wav',
+      audioPath,
+    ],
+    {
       signal: opts.signal,
-      onProgress: audioProgress,
-    });
-  } else {
-    await runFfmpeg(
-      [
-        ...ag.inputArgs,
-        '-filter_complex',
-        ag.graph,
-        '-map',
-        `[${ag.output}]`,
-        '-c:a',
-        'pcm_s16le',
-        '-rf64',
-        'auto',
-        '-f',
-        'wav',
-        audioPath,
-      ],
-      {
-        signal: opts.signal,
-        timeoutMs: remaining(),
-        onProgress: (s) => audioProgress(s / plan.durationSeconds),
-      },
-    );
-  }
+      timeoutMs: remaining(),
+      onProgress: (s) => audioProgress(s / plan.durationSeconds),
+    },
+  );
 
-  let ready = direct;
-  if (!ready) {
+  let inputArgs: string[];
+  if (bounce) {
     const src = await prepareBounce(plan, visualPath, req.visual.probe.durationSeconds ?? 0, workDir, {
       signal: opts.signal,
       timeoutMs: remaining(),
       onProgress: progress.phase(audioShare, 1 - audioShare),
     });
-    ready = picture(['-f', 'concat', '-safe', '0', '-i', src.listPath]);
-    opts.onPicture?.(ready);
+    inputArgs = ['-f', 'concat', '-safe', '0', '-i', src.listPath];
+  } else {
+    inputArgs =
+      plan.video.strategy === 'loop'
+        ? ['-stream_loop', '-1', '-an', '-i', visualPath]
+        : ['-an', '-i', visualPath];
   }
   progress.phase(0, 1)(1);
-  return { ...ready, audioPath };
+  return { plan, video: { inputArgs, graph, output: 'vout' }, audioPath };
 }
 
 /**

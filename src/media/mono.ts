@@ -3,7 +3,6 @@
 // measurement scripts).
 import { join } from 'node:path';
 import { isPlainWav, readWavInfo, readWavMono, type WavInfo } from '../engines/cpu/wav.js';
-import { canResample, Resampler } from './resample.js';
 import { runFfmpeg } from './ffmpeg.js';
 import { withTempDir } from './tempdir.js';
 
@@ -18,35 +17,28 @@ export function concatSamples(parts: readonly Float32Array[]): Float32Array {
   return out;
 }
 
-/** A PCM or float WAV file this process reads and resamples itself, or null for ffmpeg to decode. */
-async function plainWav(path: string, sampleRate: number): Promise<WavInfo | null> {
+/** A PCM or float WAV file already at `sampleRate`, which this process reads itself; else null. */
+async function plainWavAt(path: string, sampleRate: number): Promise<WavInfo | null> {
   const info = await readWavInfo(path).catch(() => null);
-  if (!info || !isPlainWav(info)) return null;
-  return canResample(info.sampleRate, sampleRate) ? info : null;
+  return info && isPlainWav(info) && info.sampleRate === sampleRate ? info : null;
 }
 
-/** A WAV file's samples, mixed to mono and resampled to `sampleRate`, block by block. */
-async function* resampledWav(
+/** A WAV file's samples mixed to mono, block by block. */
+async function* wavBlocks(
   path: string,
   info: WavInfo,
-  sampleRate: number,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<Float32Array> {
-  const resampler = info.sampleRate === sampleRate ? null : new Resampler(info.sampleRate, sampleRate);
   for await (const block of readWavMono(path, info)) {
     signal?.throwIfAborted();
-    const out = resampler ? resampler.push(block) : block;
-    if (out.length > 0) yield out;
+    if (block.length > 0) yield block;
   }
-  const rest = resampler?.finish();
-  if (rest && rest.length > 0) yield rest;
 }
 
 /**
  * The first audio stream of any file as mono float blocks at `sampleRate`, handed to `use` while a
  * decoded copy exists (memory does not grow with the length unless `use` keeps the blocks). A PCM or
- * float WAV file is read and resampled here (resample.ts): an ffmpeg start costs more CPU than
- * the whole of a short clip's voice activity (docs/benchmarks.md, "Before the first frame").
+ * float WAV file already at that rate is read here; ffmpeg decodes, mixes and resamples anything else.
  */
 export async function withMonoBlocks<T>(
   path: string,
@@ -54,8 +46,8 @@ export async function withMonoBlocks<T>(
   opts: { signal?: AbortSignal },
   use: (blocks: AsyncIterable<Float32Array>) => Promise<T>,
 ): Promise<T> {
-  const wav = await plainWav(path, sampleRate);
-  if (wav) return use(resampledWav(path, wav, sampleRate, opts.signal));
+  const wav = await plainWavAt(path, sampleRate);
+  if (wav) return use(wavBlocks(path, wav, opts.signal));
   return withTempDir(
     'read-mono',
     async (dir) => {

@@ -12,8 +12,6 @@ import { AppError } from '../domain/errors.js';
 import { withTempDir } from '../media/tempdir.js';
 import { conformedFrames, prepareConform, renderConformed } from '../media/conform.js';
 import { encodeFrames, FramePool, frameBytes, type PixelFormat } from '../media/frames.js';
-import type { ConformPlan } from '../media/conform-plan.js';
-import { startedNow, type StartedNow } from '../media/started-now.js';
 import { probeMedia, type MediaProbe } from '../media/probe.js';
 import { watermarkVideo } from '../media/watermark.js';
 import { MediaProcessError } from '../media/ffmpeg.js';
@@ -72,240 +70,170 @@ export async function runGeneration(
   return withTempDir(
     'lipsync-job',
     async (dir) => {
-      // The engine's frames and their buffers, decoded from as soon as the picture is known (below).
-      const decoding: { frames: StartedNow<Buffer>; pool: FramePool }[] = [];
-      // Settles the articulation (stopped if still running) before the job's folder goes.
-      let settleArticulation: (() => Promise<void>) | null = null;
-      try {
-        let visualPath = join(dir, 'visual');
-        const audioPath = join(dir, 'audio');
-        await Promise.all([
-          ctx.files.download(visual.blobKey, visualPath, ctx.signal),
-          ctx.files.download(input.audio.blobKey, audioPath, ctx.signal),
-        ]);
-        const [visualProbe, audioProbe] = await Promise.all([
-          probeOf(visual, visualPath),
-          probeOf(input.audio, audioPath),
-        ]);
-        visual = { ...visual, probe: visualProbe };
-        const audio = { ...input.audio, probe: audioProbe };
-        ctx.progress(2);
-        if (edit) {
-          // A dialogue edit: the picture retimed onto the preview's clock; then the normal path.
-          const edited = await renderEditedVideo({ path: visualPath, probe: visual.probe }, edit, dir, {
-            signal: ctx.signal,
-          });
-          visualPath = edited.path;
-          visual = { ...visual, probe: edited.probe };
-        }
-        // What is said when (voice activity, words, phones) is worked out on the audio input while the
-        // video is conformed: the two use different tools and the machine's two cores. Its own abort
-        // signal stops it when the conform or the engine fails first, before the temp folder goes.
-        const articulationAbort = new AbortController();
-        const stopArticulation = () => articulationAbort.abort(ctx.signal.reason);
-        ctx.signal.addEventListener('abort', stopArticulation, { once: true });
-        const articulating = binding.engine.passthrough
-          ? Promise.resolve(null)
-          : articulationFor(
-              {
-                audioPath,
-                durationMs: Math.round((audio.probe.durationSeconds ?? 0) * 1000),
-                timeline: audio.timeline ?? null,
-                transcript: req.audio.transcript ?? edit?.transcript ?? null,
-                workDir: dir,
-                signal: articulationAbort.signal,
-                onProblem: (step, err) =>
-                  ctx.logger.warn({ err, step }, 'articulation step failed; a simpler source was used'),
-              },
-              speech,
-            );
-        // Observed at once so a conform failure never leaves a rejection unhandled.
-        articulating.catch(() => undefined);
-        settleArticulation = async () => {
-          articulationAbort.abort();
-          await articulating.catch(() => undefined);
+      let visualPath = join(dir, 'visual');
+      const audioPath = join(dir, 'audio');
+      await ctx.files.download(visual.blobKey, visualPath, ctx.signal);
+      await ctx.files.download(input.audio.blobKey, audioPath, ctx.signal);
+      visual = { ...visual, probe: await probeOf(visual, visualPath) };
+      const audio = { ...input.audio, probe: await probeOf(input.audio, audioPath) };
+      ctx.progress(2);
+      if (edit) {
+        // A dialogue edit: the picture retimed onto the preview's clock; then the normal path.
+        const edited = await renderEditedVideo({ path: visualPath, probe: visual.probe }, edit, dir, {
+          signal: ctx.signal,
+        });
+        visualPath = edited.path;
+        visual = { ...visual, probe: edited.probe };
+      }
+      // What is said when (voice activity, words, phones), worked out on the audio input.
+      const articulation = binding.engine.passthrough
+        ? null
+        : await articulationFor(
+            {
+              audioPath,
+              durationMs: Math.round((audio.probe.durationSeconds ?? 0) * 1000),
+              timeline: audio.timeline ?? null,
+              transcript: req.audio.transcript ?? edit?.transcript ?? null,
+              workDir: dir,
+              signal: ctx.signal,
+              onProblem: (step, err) =>
+                ctx.logger.warn({ err, step }, 'articulation step failed; a simpler source was used'),
+            },
+            speech,
+          );
+      const prepared = await prepareConform(
+        {
+          visual: { path: visualPath, probe: visual.probe },
+          audio: { path: audioPath, probe: audio.probe },
+          options: {
+            syncMode: req.options.syncMode,
+            fps: req.options.fps,
+            outputResolution: req.options.outputResolution,
+            speedup: req.options.speedup,
+            outputFormat: format,
+            segments: toConformSegments(req.segments, visual.probe.video?.fps ?? 25),
+          },
+        },
+        dir,
+        { signal: ctx.signal, onProgress: (f) => ctx.progress(2 + f * 18) },
+      );
+      const { plan } = prepared;
+      // The viseme model reads the conformed audio: its rows are then in output time already.
+      const visemes =
+        speech?.visemes && !binding.engine.passthrough
+          ? await visemesOrNull(speech.visemes, prepared.audioPath, ctx.signal)
+          : null;
+      const out = join(dir, `output.${format}`);
+      const engineStarted = performance.now();
+      let report: EngineReport;
+      if (binding.engine.passthrough) {
+        await renderConformed(prepared, out, format, {
+          signal: ctx.signal,
+          onProgress: (f) => ctx.progress(20 + f * 65),
+        });
+        report = {
+          engine: binding.engine.id,
+          framesTotal: plan.frameCount,
+          framesWithFace: 0,
+          lipMotionGenerated: false,
         };
+      } else {
+        // Active-speaker detection looks at the whole video once before drawing: it gets the
+        // first part of the engine's share of the progress.
+        const scanShare = wantsSpeakerScan(req.options) ? 0.3 : 0;
         // yuv420p through the pipes when the engine wants it for this size (and the size is even).
-        const pixelFormatOf = (plan: ConformPlan): PixelFormat =>
+        const pixelFormat: PixelFormat =
           binding.engine.pixelFormatFor?.(plan.width, plan.height, binding.settings) === 'yuv420p' &&
           plan.width % 2 === 0 &&
           plan.height % 2 === 0
             ? 'yuv420p'
             : 'rgb24';
-        const prepared = await prepareConform(
-          {
-            visual: { path: visualPath, probe: visual.probe },
-            audio: { path: audioPath, probe: audio.probe },
-            options: {
-              syncMode: req.options.syncMode,
-              fps: req.options.fps,
-              outputResolution: req.options.outputResolution,
-              speedup: req.options.speedup,
-              outputFormat: format,
-              segments: toConformSegments(req.segments, visual.probe.video?.fps ?? 25),
-            },
-          },
-          dir,
-          {
-            signal: ctx.signal,
-            onProgress: (f) => ctx.progress(2 + f * 18),
-            // Decoding starts as soon as the picture is known, mostly before the soundtrack pass: the
-            // decoder's start and first frames (~0.1 s of CPU here) overlap that pass, voice activity
-            // and the engine's own start instead of following them.
-            onPicture: (picture) => {
-              if (binding.engine.passthrough) return;
-              const { plan } = picture;
-              const pixelFormat = pixelFormatOf(plan);
-              // Frame buffers go round from the decoder through the engine to the encoder and back.
-              const pool = new FramePool(frameBytes({ width: plan.width, height: plan.height, pixelFormat }));
-              const frames = startedNow(
-                conformedFrames(picture, { signal: ctx.signal, pixelFormat, pool, tmpRoot: dir }),
-              );
-              decoding.push({ frames, pool });
-            },
-          },
-        );
-        const { plan } = prepared;
-        const pixelFormat = pixelFormatOf(plan);
-        // What is said when: the engine starts without it (it reads the audio and its first frames
-        // meanwhile) and awaits it before it plans the mouth.
-        const articulated = articulating
-          .finally(() => ctx.signal.removeEventListener('abort', stopArticulation))
-          .then(async (articulation) => {
-            // The viseme model reads the conformed audio: its rows are then in output time already.
-            const visemes =
-              speech?.visemes && !binding.engine.passthrough
-                ? await visemesOrNull(speech.visemes, prepared.audioPath, ctx.signal)
-                : null;
-            return { articulation, visemes };
-          });
-        articulated.catch(() => undefined);
-        settleArticulation = async () => {
-          articulationAbort.abort();
-          await articulated.catch(() => undefined);
-        };
-        const out = join(dir, `output.${format}`);
-        const engineStarted = performance.now();
-        let report: EngineReport;
-        if (binding.engine.passthrough) {
-          await articulated;
-          await renderConformed(prepared, out, format, {
-            signal: ctx.signal,
-            onProgress: (f) => ctx.progress(20 + f * 65),
-          });
-          report = {
-            engine: binding.engine.id,
-            framesTotal: plan.frameCount,
-            framesWithFace: 0,
-            lipMotionGenerated: false,
-          };
-        } else {
-          // Active-speaker detection looks at the whole video once before drawing: it gets the
-          // first part of the engine's share of the progress.
-          const scanShare = wantsSpeakerScan(req.options) ? 0.3 : 0;
-          const [started] = decoding;
-          if (!started) throw new Error('the engine has no frames');
-          const { frames, pool } = started;
-          const engineArticulation = articulated.then(({ articulation, visemes }) => ({
-            phonemes: articulation ? inOutputTime(articulation.phonemes, plan) : null,
-            phonemeSpans: articulation?.trusted ? inOutputTime(articulation.trusted, plan) : null,
-            phonemesAligned: articulation ? articulation.primary !== 'text' : false,
-            speech: articulation?.speech ? inOutputTime(articulation.speech, plan) : null,
-            visemes,
-          }));
-          // The engine awaits it; a run that fails before then must not leave it unhandled.
-          engineArticulation.catch(() => undefined);
-          const run = binding.engine.start({
-            frames,
-            pixelFormat,
-            width: plan.width,
-            height: plan.height,
-            fps: plan.fps,
-            frameCount: plan.frameCount,
-            audioPath: prepared.audioPath,
-            // A dialogue edit redraws only its slots: elsewhere the frames pass through untouched.
-            activeSpans: edit
-              ? activeSpansOf(edit.slots, plan.durationSeconds * 1000)
-              : plan.segments.length
-                ? plan.segments.map((s) => ({ start: s.startTime, end: s.endTime }))
-                : null,
-            articulation: engineArticulation,
-            options: req.options,
-            settings: binding.settings,
-            signal: ctx.signal,
-            scene: conformedScene(
-              prepared,
-              { path: visualPath, hasAudio: visual.probe.audio !== null },
-              dir,
-              {
-                signal: ctx.signal,
-              },
-            ),
-            onPrepassProgress: (f) => ctx.progress(20 + 65 * scanShare * f),
-          });
-          await encodeFrames(
-            run.frames,
-            {
-              width: plan.width,
-              height: plan.height,
-              pixelFormat,
-              fps: plan.fpsText,
-              outputPath: out,
-              format,
-              audioPath: prepared.audioPath,
-              durationSeconds: plan.durationSeconds,
-            },
-            {
-              signal: ctx.signal,
-              pool,
-              onFrames: (n) =>
-                ctx.progress(20 + 65 * (scanShare + ((1 - scanShare) * n) / Math.max(1, plan.frameCount))),
-            },
-          );
-          report = run.report();
-          if (report.framesTotal > 0 && report.framesWithFace === 0) {
-            throw new AppError('generation_no_face_detected', { details: { quality: report } });
-          }
-        }
-        const { articulation, visemes } = await articulated;
-        ctx.metrics?.engineFrames(
-          report.engine,
-          report.framesTotal,
-          (performance.now() - engineStarted) / 1000,
-        );
-        // Read from the file's own boxes: the output's duration and size without an ffprobe start.
-        const probe = await probeMedia(out);
-        const outputDuration = probe.durationSeconds ?? plan.durationSeconds;
-
-        let watermarkedKey: string | null = null;
-        if (input.watermark) {
-          const wm = join(dir, `watermarked.${format}`);
-          await watermarkVideo(out, wm, { signal: ctx.signal, format, probe });
-          watermarkedKey = await ctx.files.upload(`preview.${format}`, wm, contentType);
-        }
-        ctx.progress(95);
-        const outputKey = await ctx.files.upload(`output.${format}`, out, contentType);
-        return {
-          outputKey,
-          watermarkedKey,
-          outputDuration,
+        // Frame buffers go round from the decoder through the engine to the encoder and back.
+        const pool = new FramePool(frameBytes({ width: plan.width, height: plan.height, pixelFormat }));
+        const run = binding.engine.start({
+          frames: conformedFrames(prepared, { signal: ctx.signal, pixelFormat, pool, tmpRoot: dir }),
+          pixelFormat,
+          width: plan.width,
+          height: plan.height,
           fps: plan.fps,
-          quality: {
-            ...report,
+          frameCount: plan.frameCount,
+          audioPath: prepared.audioPath,
+          // A dialogue edit redraws only its slots: elsewhere the frames pass through untouched.
+          activeSpans: edit
+            ? activeSpansOf(edit.slots, plan.durationSeconds * 1000)
+            : plan.segments.length
+              ? plan.segments.map((s) => ({ start: s.startTime, end: s.endTime }))
+              : null,
+          phonemes: articulation ? inOutputTime(articulation.phonemes, plan) : null,
+          phonemeSpans: articulation?.trusted ? inOutputTime(articulation.trusted, plan) : null,
+          phonemesAligned: articulation ? articulation.primary !== 'text' : false,
+          speech: articulation?.speech ? inOutputTime(articulation.speech, plan) : null,
+          visemes,
+          options: req.options,
+          settings: binding.settings,
+          signal: ctx.signal,
+          scene: conformedScene(prepared, { path: visualPath, hasAudio: visual.probe.audio !== null }, dir, {
+            signal: ctx.signal,
+          }),
+          onPrepassProgress: (f) => ctx.progress(20 + 65 * scanShare * f),
+        });
+        await encodeFrames(
+          run.frames,
+          {
             width: plan.width,
             height: plan.height,
-            fps: plan.fps,
-            syncMode: plan.syncMode,
-            ...(articulation
-              ? { articulation: articulationReport(articulation, plan, { visemeModel: visemes !== null }) }
-              : {}),
+            pixelFormat,
+            fps: plan.fpsText,
+            outputPath: out,
+            format,
+            audioPath: prepared.audioPath,
+            durationSeconds: plan.durationSeconds,
           },
-        };
-      } finally {
-        // A failure before the engine read the frames: the decoder stops before its folder goes, and
-        // so does voice activity, still reading the audio where the engine failed first.
-        await Promise.all([...decoding.map((d) => d.frames.close()), settleArticulation?.()]);
+          {
+            signal: ctx.signal,
+            pool,
+            onFrames: (n) =>
+              ctx.progress(20 + 65 * (scanShare + ((1 - scanShare) * n) / Math.max(1, plan.frameCount))),
+          },
+        );
+        report = run.report();
+        if (report.framesTotal > 0 && report.framesWithFace === 0) {
+          throw new AppError('generation_no_face_detected', { details: { quality: report } });
+        }
       }
+      ctx.metrics?.engineFrames(
+        report.engine,
+        report.framesTotal,
+        (performance.now() - engineStarted) / 1000,
+      );
+      // Read from the file's own boxes: the output's duration and size without an ffprobe start.
+      const probe = await probeMedia(out);
+      const outputDuration = probe.durationSeconds ?? plan.durationSeconds;
+
+      let watermarkedKey: string | null = null;
+      if (input.watermark) {
+        const wm = join(dir, `watermarked.${format}`);
+        await watermarkVideo(out, wm, { signal: ctx.signal, format, probe });
+        watermarkedKey = await ctx.files.upload(`preview.${format}`, wm, contentType);
+      }
+      ctx.progress(95);
+      const outputKey = await ctx.files.upload(`output.${format}`, out, contentType);
+      return {
+        outputKey,
+        watermarkedKey,
+        outputDuration,
+        fps: plan.fps,
+        quality: {
+          ...report,
+          width: plan.width,
+          height: plan.height,
+          fps: plan.fps,
+          syncMode: plan.syncMode,
+          ...(articulation
+            ? { articulation: articulationReport(articulation, plan, { visemeModel: visemes !== null }) }
+            : {}),
+        },
+      };
     },
     { signal: ctx.signal, root: ctx.tempRoot },
   ).catch((err: unknown) => {

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { normaliseOptions } from '../../src/domain/generation-request.js';
 import { CpuEngine } from '../../src/engines/cpu/index.js';
-import type { EngineArticulation, EngineJob, EngineReport } from '../../src/engines/engine.js';
+import type { EngineJob, EngineReport } from '../../src/engines/engine.js';
 import { runFfmpeg } from '../../src/media/ffmpeg.js';
 import { decodeFrames, encodeFrames } from '../../src/media/frames.js';
 import { concatSamples, readMono } from '../../src/media/mono.js';
@@ -29,11 +29,6 @@ export interface DriveSpec {
   videoFilter?: string;
   articulation?: Articulation | null;
   visemes?: VisemeResult | null;
-  /**
-   * Hand the engine `articulation` and `visemes` as a promise that `deliver` settles, instead of as
-   * the job's fields (as the pipeline does while voice activity still runs).
-   */
-  deliver?: (value: EngineArticulation) => Promise<EngineArticulation>;
   /** Engine settings (e.g. `{ interpolateLandmarks: false }`). */
   settings?: Readonly<Record<string, unknown>>;
 }
@@ -56,13 +51,6 @@ export async function driveEngine(spec: DriveSpec): Promise<{ out: string; repor
   ]);
   const frames = Math.floor(spec.seconds * spec.fps);
   const a = spec.articulation ?? null;
-  const said: EngineArticulation = {
-    phonemes: a?.phonemes ?? null,
-    phonemeSpans: a?.trusted ?? null,
-    phonemesAligned: !!a && a.primary !== 'text',
-    speech: a?.speech ?? null,
-    visemes: spec.visemes ?? null,
-  };
   const job: EngineJob = {
     frames: decodeFrames({
       inputArgs: ['-i', spec.video],
@@ -77,7 +65,11 @@ export async function driveEngine(spec: DriveSpec): Promise<{ out: string; repor
     frameCount: frames,
     audioPath: conformed,
     activeSpans: null,
-    ...(spec.deliver ? { articulation: spec.deliver(said) } : said),
+    phonemes: a?.phonemes ?? null,
+    phonemeSpans: a?.trusted ?? null,
+    phonemesAligned: !!a && a.primary !== 'text',
+    speech: a?.speech ?? null,
+    visemes: spec.visemes ?? null,
     options: normaliseOptions({}, 'lipsync-2'),
     settings: spec.settings ?? {},
     signal: new AbortController().signal,

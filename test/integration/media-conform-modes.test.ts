@@ -4,14 +4,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { existsSync, readdirSync } from 'node:fs';
-import {
-  conform,
-  conformedFrames,
-  prepareConform,
-  type ConformedPicture,
-  type ConformRequest,
-} from '../../src/media/conform.js';
+import { conform, conformedFrames, prepareConform, type ConformRequest } from '../../src/media/conform.js';
 import { SYNC_MODES, type SyncMode } from '../../src/media/conform-plan.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { makeTempDir, removeTempDir } from '../../src/media/tempdir.js';
@@ -145,32 +138,6 @@ describe('conform: sync modes on real media', () => {
           Math.abs(best - i / factor) <= 1.5,
           `output ${i} shows source ${best}, expected ~${(i / factor).toFixed(1)}`,
         );
-      }
-    }
-  });
-
-  it('tells the picture before the soundtrack pass where the source is read as it is, after the chunks for bounce', async () => {
-    for (const mode of ['cut_off', 'loop', 'bounce'] as const) {
-      const work = await makeTempDir('picture', dir);
-      try {
-        const seen: { picture: ConformedPicture; soundtrackThen: boolean; chunksThen: number }[] = [];
-        const prepared = await prepareConform(await request(mode, inp.longWav), work, {
-          onPicture: (picture) =>
-            seen.push({
-              picture,
-              soundtrackThen: existsSync(join(work, 'soundtrack.wav')),
-              chunksThen: readdirSync(work).length,
-            }),
-        });
-        assert.equal(seen.length, 1, `${mode}: called once`);
-        const [{ picture, soundtrackThen, chunksThen }] = seen;
-        // The picture told is the one the stage ends with, so a decoder started from it reads the same frames.
-        assert.deepEqual(picture, { plan: prepared.plan, video: prepared.video }, mode);
-        if (mode === 'bounce') assert.ok(soundtrackThen && chunksThen > 1, 'bounce: after its chunks');
-        else assert.ok(!soundtrackThen && chunksThen === 0, `${mode}: before the soundtrack pass`);
-        assert.equal((await collect(conformedFrames(picture))).length, prepared.plan.frameCount);
-      } finally {
-        await removeTempDir(work);
       }
     }
   });

@@ -29,7 +29,6 @@ import { SPEECH_MASK, spanMask } from '../../src/engines/cpu/articulated-mouth.j
 import { fixture } from '../helpers/paths.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { Resampler } from '../../src/media/resample.js';
 import { readWavMono } from '../../src/engines/cpu/wav.js';
 
 const run = promisify(execFile);
@@ -198,18 +197,19 @@ describe('voice activity detection: options, mask and errors', () => {
     });
   });
 
-  it("reads a WAV file itself and finds the segments of ffmpeg's decode; other files go through ffmpeg", async () => {
-    // audio_2.wav is 48 kHz stereo: the samples are this process's own mix and resampling, not ffmpeg's.
-    const wav = fixture('media/audio_2.wav');
+  it("reads a WAV file at 16 kHz itself and finds the segments of ffmpeg's decode; other files go through ffmpeg", async () => {
+    // radio_speech.wav is 16 kHz stereo: the samples are this process's own mix, not ffmpeg's.
+    const wav = fixture('media/radio_speech.wav');
     const read = await readMono(wav, SR);
-    const resampler = new Resampler(48000, SR);
     const own: Float32Array[] = [];
-    for await (const b of readWavMono(wav)) own.push(resampler.push(b));
-    own.push(resampler.finish());
+    for await (const b of readWavMono(wav)) own.push(b);
     assert.deepEqual(read, concatSamples(own));
     const decoded = await decodedByFfmpeg(wav);
     assert.equal(read.length, decoded.length);
     assert.deepEqual((await detectSpeech(wav)).segments, (await detectSpeechInSamples(decoded)).segments);
+    // A WAV at another rate (audio_2.wav, 48 kHz) is resampled by ffmpeg.
+    const other = fixture('media/audio_2.wav');
+    assert.deepEqual(await readMono(other, SR), await decodedByFfmpeg(other));
     // A video's soundtrack still comes through ffmpeg (the same samples as ffmpeg's own decode).
     const video = fixture('media/face_1.mp4');
     const viaMono = await readMono(video, SR);

@@ -13,7 +13,6 @@
 // WASM backend instead of onnxruntime, for the detector too).
 import {
   wantsSpeakerScan,
-  type EngineArticulation,
   type EngineJob,
   type EngineReport,
   type EngineRun,
@@ -37,7 +36,6 @@ import { trackInProcess, trackInWorker, warmTrackers, type TrackerStats } from '
 import { pearson } from './stats.js';
 import { clamped, yuvToRgb, type Rect } from './yuv.js';
 import type { PixelFormat } from '../../media/frames.js';
-import { startedNow } from '../../media/started-now.js';
 
 /** Frames of at least this many pixels travel as yuv420p (see CpuEngine.pixelFormatFor). */
 const YUV_MIN_PIXELS = 1280 * 720;
@@ -151,15 +149,10 @@ export class CpuEngine implements LipsyncEngine {
     let usesPhonemes = false;
     let wideShapes = false;
     let phonemeShare: number | null = null;
-    let said: EngineArticulation = job;
-    // Read at once: the soundtrack's features need no articulation, which may still be on its way.
-    const audioRead = analyseAudio(job.audioPath, fps, job.frameCount);
-    audioRead.catch(() => undefined);
 
     /** The mouth's plan (the soundtrack's features and what is said) and, if asked for, the speaker's. */
-    async function beforeTracking(models: FaceModels | null) {
-      const audio = await audioRead;
-      if (job.articulation) said = await job.articulation;
+    async function mouthAndSpeakerPlan(models: FaceModels | null) {
+      const audio = await analyseAudio(job.audioPath, fps, job.frameCount);
       // A phoneme timeline shapes the mouth per sound where it can be trusted; the audio's level still
       // scales the jaw, and voice activity (when known) decides where there is speech at all.
       const planned = planMouth({
@@ -167,11 +160,11 @@ export class CpuEngine implements LipsyncEngine {
         fps,
         frames: job.frameCount,
         temperature: job.options.temperature,
-        phonemes: said.phonemes,
-        phonemeSpans: said.phonemeSpans,
-        phonemesAligned: said.phonemesAligned,
-        speech: said.speech,
-        visemes: said.visemes,
+        phonemes: job.phonemes,
+        phonemeSpans: job.phonemeSpans,
+        phonemesAligned: job.phonemesAligned,
+        speech: job.speech,
+        visemes: job.visemes,
       });
       mouth = planned.track;
       usesPhonemes = planned.usesPhonemes;
@@ -211,18 +204,8 @@ export class CpuEngine implements LipsyncEngine {
           ? trackInProcess(models, source, width, height, trackerOptions, stats)
           : trackInWorker(source, width, height, trackerOptions, stats);
       };
-      // Tracking needs neither the soundtrack's features nor what is said: unless a speaker scan
-      // must come first, it starts now, while they are still on their way.
-      const early = scanning ? null : startedNow(track(null));
-      let ready: Awaited<ReturnType<typeof beforeTracking>>;
-      try {
-        ready = await beforeTracking(models);
-      } catch (err) {
-        await early?.close();
-        throw err;
-      }
-      const { audio, weights, plan, handover } = ready;
-      const tracked = early ?? track(plan);
+      const { audio, weights, plan, handover } = await mouthAndSpeakerPlan(models);
+      const tracked = track(plan);
       const pads = (job.options.pads ?? null) as Pads | null;
       let rig: MouthRig | null = null;
       const interior = new MouthInterior();
@@ -333,8 +316,8 @@ export class CpuEngine implements LipsyncEngine {
           lipMotionGenerated: framesRedrawn > 0 && (mouth?.hasSpeech ?? false),
           mouthDriver: usesPhonemes ? 'phonemes' : 'audio',
           ...(phonemeShare !== null ? { phonemeShare } : {}),
-          silenceFrom: said.speech ? 'voice-activity' : 'loudness',
-          lipShapesOutsidePhonemes: said.visemes ? 'viseme-model' : 'acoustic',
+          silenceFrom: job.speech ? 'voice-activity' : 'loudness',
+          lipShapesOutsidePhonemes: job.visemes ? 'viseme-model' : 'acoustic',
           medianFaceSize: median(sizes),
           mouthAudioCorrelation:
             agreement === null || Number.isNaN(agreement) ? null : Math.round(agreement * 1000) / 1000,

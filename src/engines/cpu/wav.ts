@@ -144,26 +144,3 @@ export function readWavMono(path: string, info?: WavInfo, blockFrames = 65536): 
     return out;
   });
 }
-
-/** Each channel's float samples, in blocks of at most `blockFrames` frames (one array per channel). */
-export function readWavChannels(
-  path: string,
-  info?: WavInfo,
-  blockFrames = 65536,
-): AsyncGenerator<Float32Array[]> {
-  return readWavBlocks(path, info, blockFrames, (wav, buf, int16, got) => {
-    const ch = wav.channels;
-    const out = Array.from({ length: ch }, () => new Float32Array(got));
-    if (int16) {
-      for (let i = 0, k = 0; i < got; i++) for (let c = 0; c < ch; c++, k++) out[c]![i] = int16[k]! / 32768;
-    } else {
-      const read = sampleReader(wav);
-      const bytesPer = wav.bitsPerSample / 8;
-      for (let i = 0; i < got; i++) {
-        const base = i * bytesPer * ch;
-        for (let c = 0; c < ch; c++) out[c]![i] = read(buf, base + c * bytesPer);
-      }
-    }
-    return out;
-  });
-}

@@ -60,7 +60,7 @@ interface ServiceRun {
   notifyMs: number;
   /** CPU seconds the server process and its ffmpeg children spent on it (Linux; null elsewhere). */
   cpuSeconds: number | null;
-  /** Of which the server process itself (the rest: its ffmpeg runs and spawn helper). */
+  /** Of which the server process itself (the rest: its ffmpeg runs). */
   ownCpuSeconds: number | null;
   /** Minor page faults of the server process itself meanwhile (Linux; null elsewhere). */
   minorFaults: number | null;

@@ -6,7 +6,7 @@
 // clip of a minute (docs/benchmarks.md, "Fewer processes per job"). Anything else goes through ffmpeg.
 import { open } from 'node:fs/promises';
 import os from 'node:os';
-import { isPlainWav, readWavChannels, readWavInfo, type WavInfo } from '../engines/cpu/wav.js';
+import { isPlainWav, readWavChannels, readWavInfo, type WavInfo } from './wav.js';
 import { AUDIO_SAMPLE_RATE } from './encoding.js';
 import { MediaProcessError } from './ffmpeg.js';
 import { canResample, Resampler, type ResamplerShape } from './resample.js';

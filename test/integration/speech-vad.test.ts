@@ -30,7 +30,7 @@ import { fixture } from '../helpers/paths.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Resampler } from '../../src/media/resample.js';
-import { readWavMono } from '../../src/engines/cpu/wav.js';
+import { readWavMono } from '../../src/media/wav.js';
 
 const run = promisify(execFile);
 

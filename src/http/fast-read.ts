@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import proxyAddr from '@fastify/proxy-addr';
 import fastJsonStringify from 'fast-json-stringify';
-import type { Services } from '../services/container.js';
+import type { Services } from '../services/index.js';
 import type { RateDecision } from '../domain/rate-limits.js';
 import { ruleFor } from '../domain/rate-limits.js';
 import { looksLikeApiKey } from '../domain/api-keys.js';

@@ -14,7 +14,7 @@ import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
 import { startBackground, type Background } from '../../src/app/runtime.js';
-import type { ResolvedMedia } from '../../src/services/generation-inputs.js';
+import type { ResolvedMedia } from '../../src/pipeline/resolved-media.js';
 import {
   fetchSigned,
   makeTestMedia,

@@ -34,7 +34,7 @@ import {
   waitTerminal,
   type TestMedia,
 } from '../test/integration/generations-support.js';
-import { startBackground } from '../src/jobs/runtime.js';
+import { startBackground } from '../src/app/runtime.js';
 import { parseBatchFile } from '../src/domain/batches.js';
 
 const args = parseArgs();

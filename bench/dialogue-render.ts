@@ -21,7 +21,7 @@ import { machineLine, median, num, printTable } from './lib/stats.js';
 import { createOrgWithKey, createTestServices, fixture, type TestOrg } from '../test/helpers/index.js';
 import { uploadAssetFile } from '../test/helpers/multipart.js';
 import { fetchSigned, postGenerate, waitTerminal } from '../test/integration/generations-support.js';
-import { startBackground } from '../src/jobs/runtime.js';
+import { startBackground } from '../src/app/runtime.js';
 import { LocalSynthesisProvider } from '../src/speech/local-provider.js';
 import { probeMedia } from '../src/media/probe.js';
 import { frameDifference, grayFrames } from '../src/media/section-motion.js';

@@ -22,8 +22,7 @@ import { DEFAULT_H264, aacArgs, h264Args } from '../src/media/encoding.js';
 import { runFfmpeg } from '../src/media/ffmpeg.js';
 import { decodeFrames, encodeFrames, FramePool, frameBytes, type PixelFormat } from '../src/media/frames.js';
 import { makeTempDir, removeTempDir } from '../src/media/tempdir.js';
-import { sceneSize } from '../src/media/scene.js';
-import type { EngineScene } from '../src/engines/engine.js';
+import { sceneSize, type EngineScene } from '../src/media/scene.js';
 import { fixture } from '../test/helpers/paths.js';
 
 interface Case {

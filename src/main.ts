@@ -2,11 +2,12 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createLogger } from './logger.js';
-import { createServices, type Services } from './services/container.js';
+import { createServices } from './app/container.js';
+import type { Services } from './services/index.js';
 import { buildApp, type App } from './http/app.js';
 import { listenForMetrics } from './http/metrics.js';
 import { bootstrapFirstOrganization } from './services/bootstrap.js';
-import { startBackground, startHousekeeping, type Background } from './jobs/runtime.js';
+import { startBackground, startHousekeeping, type Background } from './app/runtime.js';
 
 export interface Running {
   services: Services;

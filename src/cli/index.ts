@@ -3,7 +3,8 @@
 import { Command, CommanderError, Option } from 'commander';
 import { loadConfig, ConfigError, type Config } from '../config.js';
 import { createLogger } from '../logger.js';
-import { createServices, type Services } from '../services/container.js';
+import { createServices } from '../app/container.js';
+import type { Services } from '../services/index.js';
 import { AppError } from '../domain/errors.js';
 import { start, stopOnSignals } from '../main.js';
 import { generate, ProgressBar, qualityText } from './generate.js';
@@ -14,7 +15,7 @@ import { registerOperatorCommands } from './operator.js';
 import { registerModelCommands } from './models.js';
 import { registerBatchCommands } from './batch.js';
 import { registerWorkerTokenCommands } from './worker-tokens.js';
-import { startRemoteWorker } from '../jobs/remote-worker.js';
+import { startRemoteWorker } from '../app/remote-worker.js';
 
 class CliExit extends Error {
   constructor(readonly code: number) {

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { Argument, Command, Option } from 'commander';
 import type { Config } from '../config.js';
-import type { Services } from '../services/container.js';
+import type { Services } from '../services/index.js';
 import type { ProviderName } from '../speech/types.js';
 import {
   apiError,

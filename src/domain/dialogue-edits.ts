@@ -2,8 +2,19 @@
 // rules (no window; both rollout flags), and the transcript's words. Pure; the edit list itself is
 // checked by validateEdits (src/speech/dialogue/validate.ts).
 import { AppError } from './errors.js';
-import type { DialogueEdit, SourceWord } from '../speech/dialogue/types.js';
-import type { Transcript } from '../store/transcriptions.js';
+import type { Transcript } from './transcriptions.js';
+
+/** A word of the source transcript; times are absolute milliseconds in the source. */
+export interface SourceWord {
+  id: string;
+  text: string;
+  startMs: number;
+  endMs: number;
+}
+
+export type DialogueEdit =
+  | { kind: 'change'; wordId: string; replacement: string; pronunciation?: string }
+  | { kind: 'remove'; wordIds: string[] };
 
 /** The organization flags an API-key dialogue edit needs (lipsync org update ID --flags ...). */
 export const SEGMENT_LIPSYNC_FLAG = 'segment_lipsync';

@@ -7,6 +7,19 @@ export const MAX_WINDOW_MS = 60 * 60 * 1000;
 /** A running job for the same source and window is reused when it started this recently. */
 export const REUSE_RUNNING_MS = 60 * 60 * 1000;
 
+export interface TranscriptWord {
+  id: string;
+  text: string;
+  startMs: number;
+  endMs: number;
+  speakerId: string | null;
+}
+
+/** A finished transcription's words, by segment: the value stored and returned to clients. */
+export interface Transcript {
+  segments: { id: string; words: TranscriptWord[] }[];
+}
+
 export interface TranscriptionSourceRef {
   kind: 'video' | 'audio';
   /** The field the client used: sourceVideoUrl, sourceAudioUrl or assetId. */

@@ -1,7 +1,18 @@
 // Rules for a text-to-speech request: the body of POST /v2/tts and /v2/tts/jobs, and the `provider`
 // object of a text input of POST /v2/generate (the same rules for every entry point). Pure.
 import { AppError } from './errors.js';
-import type { ProviderName, SynthesisSettings } from '../speech/types.js';
+
+/** The speech providers a voice or a request may name. */
+export type ProviderName = 'local' | 'openai' | 'elevenlabs';
+
+export interface SynthesisSettings {
+  /** 0..1: higher is steadier prosody (less pitch variation). */
+  stability?: number;
+  /** 0..1: how close to a cloned voice's profile. */
+  similarityBoost?: number;
+  /** Speaking rate, 0.5..2 (1 = the voice's own). */
+  speed?: number;
+}
 
 export const PROVIDER_NAMES: readonly ProviderName[] = ['local', 'openai', 'elevenlabs'];
 export const SCRIPT_MAX_CHARACTERS = 5000;

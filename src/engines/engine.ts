@@ -2,6 +2,7 @@
 // frames out, streaming, so memory stays flat however long the video is.
 import type { NormalisedOptions } from '../domain/generation-request.js';
 import type { PixelFormat } from '../media/frames.js';
+import type { EngineScene } from '../media/scene.js';
 import type { TimedPhoneme } from '../speech/types.js';
 import type { VisemeResult } from '../speech/viseme-model.js';
 
@@ -63,18 +64,6 @@ export interface EngineJob {
   readonly onPrepassProgress?: (fraction: number) => void;
 }
 
-export interface EngineScene {
-  /** The same conformed frames again from the start, downscaled by `downscale` (1 = full size). */
-  frames(): AsyncIterable<Buffer>;
-  readonly width: number;
-  readonly height: number;
-  /** Engine frame pixels per scene frame pixel (>= 1). */
-  readonly downscale: number;
-  /** The visual input's own soundtrack as a WAV (extracted on first call), or null when it has none. */
-  sourceAudio(): Promise<string | null>;
-  /** The time in the source that conformed frame `frame` shows, or null. */
-  sourceTimeAt(frame: number): number | null;
-}
 
 /** What the engine saw, stored with the generation (include=quality). */
 export interface EngineReport {

@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import multipart from '@fastify/multipart';
-import type { Services } from '../services/container.js';
+import type { Services } from '../services/index.js';
 import { AppError } from '../domain/errors.js';
 import { sendError } from './error-body.js';
 import { registerGatekeeper } from './gatekeeper.js';

@@ -2,7 +2,7 @@
 // unauthenticated or draft-organization calls. Counting before refusing makes failed key guesses
 // count against the caller's IP.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../services/container.js';
+import type { Services } from '../services/index.js';
 import type { AuthContext } from '../services/api-keys.js';
 import { AppError, ERRORS } from '../domain/errors.js';
 import { ruleFor, type RateRule } from '../domain/rate-limits.js';

@@ -11,7 +11,7 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Services } from '../services/container.js';
+import type { Services } from '../services/index.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { AppError } from '../domain/errors.js';
 import { sendError } from './error-body.js';

@@ -2,7 +2,7 @@
 // activity and the analyses that need the whole signal at once (the viseme model; tests and
 // measurement scripts).
 import { join } from 'node:path';
-import { isPlainWav, readWavInfo, readWavMono, type WavInfo } from '../engines/cpu/wav.js';
+import { isPlainWav, readWavInfo, readWavMono, type WavInfo } from './wav.js';
 import { runFfmpeg } from './ffmpeg.js';
 import { withTempDir } from './tempdir.js';
 

@@ -1,7 +1,7 @@
 // What a media file really is, found from its content, never from its name: a plain WAV from its
 // header, an h264 MP4/MOV from its boxes (iso-probe.ts), anything else by ffprobe.
 import { stat } from 'node:fs/promises';
-import { isPlainWav, readWavInfo, type WavInfo } from '../engines/cpu/wav.js';
+import { isPlainWav, readWavInfo, type WavInfo } from './wav.js';
 import { spawnChild } from '../processes/spawn.js';
 import { readIsoProbe } from './iso-probe.js';
 

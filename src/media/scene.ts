@@ -2,10 +2,23 @@
 // more, downscaled, and the visual input's own soundtrack with the map from output frames to source
 // time. Used for active-speaker detection, which compares each face's mouth with the original speech.
 import { join } from 'node:path';
-import type { EngineScene } from '../engines/engine.js';
 import { conformedFrames, type PreparedConform } from './conform.js';
 import { sourceTimeAt } from './conform-plan.js';
 import { runFfmpeg } from './ffmpeg.js';
+
+/** The source as an engine sees it (EngineJob.scene). */
+export interface EngineScene {
+  /** The same conformed frames again from the start, downscaled by `downscale` (1 = full size). */
+  frames(): AsyncIterable<Buffer>;
+  readonly width: number;
+  readonly height: number;
+  /** Engine frame pixels per scene frame pixel (>= 1). */
+  readonly downscale: number;
+  /** The visual input's own soundtrack as a WAV (extracted on first call), or null when it has none. */
+  sourceAudio(): Promise<string | null>;
+  /** The time in the source that conformed frame `frame` shows, or null. */
+  sourceTimeAt(frame: number): number | null;
+}
 
 /** Longest side of the frames the scene gives (faces stay large enough for landmarks). */
 export const SCENE_MAX_SIDE = 1024;

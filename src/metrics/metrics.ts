@@ -5,7 +5,6 @@
 // (LIPSYNC_METRICS_PORT, src/http/metrics.ts); a remote worker's has no database gauge.
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RunMetrics } from '../jobs/handler.js';
 import type { JobRecord } from '../store/jobs.js';
 import type { TerminalJobStatus } from '../domain/jobs.js';
 import { trackerPool } from '../engines/cpu/tracker-thread.js';
@@ -46,7 +45,8 @@ const RUN_OUTCOMES: readonly RunOutcome[] = [
   'lost',
 ];
 
-export class Metrics implements RunMetrics {
+// Passed to jobs as their RunMetrics, matched by shape: jobs sit above metrics and name the port.
+export class Metrics {
   readonly registry = new Registry();
   private readonly httpDuration: Histogram<'method' | 'route' | 'status_code'>;
   private readonly jobsFinished: Counter<'kind' | 'outcome'>;

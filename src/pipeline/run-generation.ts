@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { RunContext } from '../jobs/handler.js';
 import { JobFailure } from '../jobs/handler.js';
 import type { NormalisedRequest } from '../domain/generation-request.js';
-import type { ResolvedMedia } from '../services/generation-inputs.js';
+import type { ResolvedMedia } from './resolved-media.js';
 import { AppError } from '../domain/errors.js';
 import { withTempDir } from '../media/tempdir.js';
 import { conformedFrames, prepareConform, renderConformed } from '../media/conform.js';

@@ -1,5 +1,5 @@
 // First start with an empty database: a default organization and an owner key, printed once.
-import type { Services } from './container.js';
+import type { Services } from './index.js';
 import type { Organization } from '../store/organizations.js';
 
 export async function bootstrapFirstOrganization(

@@ -17,17 +17,11 @@ import { probeMedia, MediaProbeError, type MediaKind, type MediaProbe } from '..
 import { fetchToFile, UrlFetchError } from '../media/fetch.js';
 import { planConform, ConformPlanError, type ConformPlanInput } from '../media/conform-plan.js';
 import { toConformSegments } from '../pipeline/segments.js';
+import type { ResolvedMedia } from '../pipeline/resolved-media.js';
 import type { SpeechTimeline } from '../speech/types.js';
 
-export interface ResolvedMedia {
-  blobKey: string;
-  source: 'asset' | 'url';
-  assetId?: string;
-  url?: string;
-  probe: MediaProbe;
-  /** Word and phoneme times of synthesized speech (a TTS asset), for the engine's mouth shapes. */
-  timeline?: SpeechTimeline;
-}
+// Re-exported for the modules that imported it from here before it moved to pipeline/.
+export type { ResolvedMedia };
 
 /** A user-facing refusal; the detail (ffprobe's or the fetcher's words) goes to the log only. */
 function inaccessible(field: string, message: string, detail?: unknown): AppError {

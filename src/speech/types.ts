@@ -1,5 +1,8 @@
 // The speech interfaces every provider, aligner and voice tool shares (DESIGN.md, "Speech").
 // Times are integer milliseconds from the start of the audio they describe.
+import type { ProviderName, SynthesisSettings } from '../domain/tts.js';
+
+export type { ProviderName, SynthesisSettings } from '../domain/tts.js';
 
 /** A word as spoken, with its span. */
 export interface TimedWord {
@@ -26,15 +29,6 @@ export interface SpeechTimeline {
 }
 
 /** Settings a client may give with a script; each provider documents what it does with them. */
-export interface SynthesisSettings {
-  /** 0..1: higher is steadier prosody (less pitch variation). */
-  stability?: number;
-  /** 0..1: how close to a cloned voice's profile. */
-  similarityBoost?: number;
-  /** Speaking rate, 0.5..2 (1 = the voice's own). */
-  speed?: number;
-}
-
 /** A voice as a provider knows it. */
 export interface ProviderVoice {
   /** The provider's own id of the voice (festival voice name, ElevenLabs voice_id, OpenAI voice name). */
@@ -83,8 +77,6 @@ export interface SynthesisResult {
   sampleRate: number;
   timeline: SpeechTimeline;
 }
-
-export type ProviderName = 'local' | 'openai' | 'elevenlabs';
 
 export interface CloneRequest {
   name: string;

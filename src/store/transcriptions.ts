@@ -1,20 +1,11 @@
 // Transcriptions: the public resource of the `transcription` job kind (how it runs lives in `jobs`).
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Transcript } from '../domain/transcriptions.js';
 import type { Database, TranscriptionTable } from './schema.js';
 
 export type TranscriptionStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
 
-export interface TranscriptWord {
-  id: string;
-  text: string;
-  startMs: number;
-  endMs: number;
-  speakerId: string | null;
-}
-
-export interface Transcript {
-  segments: { id: string; words: TranscriptWord[] }[];
-}
+export type { Transcript, TranscriptWord } from '../domain/transcriptions.js';
 
 export interface TranscriptionRecord {
   id: string;

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { createDeployment, startServer, type TestDeployment, type TestServer } from '../helpers/index.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createServices, type Services } from '../../src/services/container.js';
+import { createServices } from '../../src/app/container.js';
+import type { Services } from '../../src/services/index.js';
 import { verifyWebhook } from '../../src/domain/webhooks.js';
 import {
   AUDIO_LONG_SECONDS,

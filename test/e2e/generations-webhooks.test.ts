@@ -18,7 +18,8 @@ import {
 } from '../helpers/index.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createServices, type Services } from '../../src/services/container.js';
+import { createServices } from '../../src/app/container.js';
+import type { Services } from '../../src/services/index.js';
 import {
   makeTestMedia,
   probeFile,

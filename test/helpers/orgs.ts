@@ -1,5 +1,5 @@
 // Organizations and keys created through the services, the way the CLI and the API do it.
-import type { Services } from '../../src/services/container.js';
+import type { Services } from '../../src/services/index.js';
 import type { Organization } from '../../src/store/organizations.js';
 import type { ApiKeyRecord } from '../../src/store/api-keys.js';
 import type { Role } from '../../src/domain/api-keys.js';

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import type { DestinationStream } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createServices, type Services } from '../../src/services/container.js';
+import { createServices } from '../../src/app/container.js';
+import type { Services } from '../../src/services/index.js';
 import { buildApp, type App } from '../../src/http/app.js';
 import { createTestSchema, testDatabase, type TestDatabase } from './database.js';
 

@@ -26,7 +26,7 @@ import {
   S3RVER_SECRET_ACCESS_KEY,
   type S3rver,
 } from '../helpers/s3rver.js';
-import { startBackground, startHousekeeping, type Background } from '../../src/jobs/runtime.js';
+import { startBackground, startHousekeeping, type Background } from '../../src/app/runtime.js';
 import { AssetService, UPLOAD_URL_SECONDS } from '../../src/services/assets.js';
 import { AppError } from '../../src/domain/errors.js';
 import { UrlSigner } from '../../src/storage/url-signer.js';

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { createOrgWithKey, createTestServices, type TestServices } from '../helpers/index.js';
 import { encodeForm, type FormPart } from '../helpers/multipart.js';
-import { startBackground, type Background } from '../../src/jobs/runtime.js';
+import { startBackground, type Background } from '../../src/app/runtime.js';
 import { verifyWebhook } from '../../src/domain/webhooks.js';
 import {
   makeTestMedia,

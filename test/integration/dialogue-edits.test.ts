@@ -17,7 +17,7 @@ import {
   type TestServices,
 } from '../helpers/index.js';
 import { uploadAssetFile } from '../helpers/multipart.js';
-import { startBackground, type Background } from '../../src/jobs/runtime.js';
+import { startBackground, type Background } from '../../src/app/runtime.js';
 import { LocalSynthesisProvider } from '../../src/speech/local-provider.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { JOB_CANCELED } from '../../src/domain/jobs.js';

@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
-import { startBackground, type Background } from '../../src/jobs/runtime.js';
-import type { ResolvedMedia } from '../../src/services/generation-inputs.js';
+import { startBackground, type Background } from '../../src/app/runtime.js';
+import type { ResolvedMedia } from '../../src/pipeline/resolved-media.js';
 import {
   fetchSigned,
   makeTestMedia,

@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createOrgWithKey, createTestServices, runCliJson, type TestServices } from '../helpers/index.js';
-import { startBackground, type Background } from '../../src/jobs/runtime.js';
+import { startBackground, type Background } from '../../src/app/runtime.js';
 import { Watchdog } from '../../src/jobs/watchdog.js';
 import {
   makeTestMedia,

@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
-import { startBackground, type Background } from '../../src/jobs/runtime.js';
+import { startBackground, type Background } from '../../src/app/runtime.js';
 import { ffprobeStartCount, mediaProbeCount, probeMedia } from '../../src/media/probe.js';
 import { renderEditedVideo } from '../../src/pipeline/dialogue-render.js';
 import {

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
-import { startBackground, type Background } from '../../src/jobs/runtime.js';
+import { startBackground, type Background } from '../../src/app/runtime.js';
 import {
   fetchSigned,
   makeTestMedia,

@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { createTestServices, type TestServices } from '../helpers/index.js';
-import { startBackground, type Background } from '../../src/jobs/runtime.js';
+import { startBackground, type Background } from '../../src/app/runtime.js';
 import {
   JobFailure,
   JobYield,
@@ -21,7 +21,7 @@ import { PostgresEventBus } from '../../src/jobs/event-bus.js';
 import type { JobRecord } from '../../src/store/jobs.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createServices } from '../../src/services/container.js';
+import { createServices } from '../../src/app/container.js';
 
 const DB = process.env.TEST_DATABASE ?? 'sqlite';
 

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
 import { parsePrometheusText, sampleValue, type Family } from '../helpers/prometheus-text.js';
-import { startBackground, type Background } from '../../src/jobs/runtime.js';
+import { startBackground, type Background } from '../../src/app/runtime.js';
 import { READINESS_PROBE_KEY } from '../../src/http/routes/health.js';
 import type { App } from '../../src/http/app.js';
 import { WorkerTokenService } from '../../src/services/worker-tokens.js';

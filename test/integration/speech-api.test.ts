@@ -15,7 +15,7 @@ import {
   type TestServices,
 } from '../helpers/index.js';
 import { encodeForm, uploadAssetFile } from '../helpers/multipart.js';
-import { startBackground, type Background } from '../../src/jobs/runtime.js';
+import { startBackground, type Background } from '../../src/app/runtime.js';
 import { measureVoiceProfile, semitones } from '../../src/speech/voice-profile.js';
 
 const SCRIPT = 'Bob bought a map by the big blue boat.';

@@ -27,7 +27,7 @@ import {
 } from '../helpers/fake-speech-servers.js';
 import { ORG_KEY, SCRIPT, SERVER_KEY, scriptWords } from '../helpers/speech-results.js';
 import { probeMedia } from '../../src/media/probe.js';
-import { startBackground } from '../../src/jobs/runtime.js';
+import { startBackground } from '../../src/app/runtime.js';
 
 const ELEVEN_KEY = 'xi-server-3c9d0e2f6a1b7c48';
 /** A key neither fake accepts. */

@@ -29,7 +29,7 @@ import { SPEECH_MASK, spanMask } from '../../src/engines/cpu/articulated-mouth.j
 import { fixture } from '../helpers/paths.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { readWavMono } from '../../src/engines/cpu/wav.js';
+import { readWavMono } from '../../src/media/wav.js';
 
 const run = promisify(execFile);
 

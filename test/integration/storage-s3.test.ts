@@ -17,7 +17,7 @@ import { openBlobStore } from '../../src/storage/open-blob-store.js';
 import { contentDisposition } from '../../src/storage/content-disposition.js';
 import { UrlSigner } from '../../src/storage/url-signer.js';
 import { loadConfig } from '../../src/config.js';
-import { createServices } from '../../src/services/container.js';
+import { createServices } from '../../src/app/container.js';
 import { blobStoreContract, readAll, TestClock } from '../helpers/blob-store-contract.js';
 import { repoRoot } from '../helpers/paths.js';
 

@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { concatSamples } from '../../src/media/mono.js';
-import { readWavInfo, readWavMono } from '../../src/engines/cpu/wav.js';
+import { readWavInfo, readWavMono } from '../../src/media/wav.js';
 import { runFfmpeg } from '../../src/media/ffmpeg.js';
 import { makeTempDir, removeTempDir } from '../../src/media/tempdir.js';
 import { LocalSynthesisProvider } from '../../src/speech/local-provider.js';

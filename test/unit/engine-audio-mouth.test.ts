@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { analyseAudio, type AudioFeatures } from '../../src/engines/cpu/audio-features.js';
 import { attackRelease, mouthFromAudio, stopClosures } from '../../src/engines/cpu/audio-mouth.js';
-import { readWavInfo } from '../../src/engines/cpu/wav.js';
+import { readWavInfo } from '../../src/media/wav.js';
 
 const FPS = 25;
 

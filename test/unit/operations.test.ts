@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { Drain } from '../../src/services/drain.js';
 import { RemotePresence } from '../../src/jobs/remote-presence.js';
-import { MeteredWorkerPort } from '../../src/metrics/metered-port.js';
+import { MeteredWorkerPort } from '../../src/jobs/metered-port.js';
 import type { RunOutcome } from '../../src/metrics/metrics.js';
 import type { ClaimedJob, FailResult, WorkerPort } from '../../src/jobs/port.js';
 import { JobFailure } from '../../src/jobs/handler.js';

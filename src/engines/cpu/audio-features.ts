@@ -2,7 +2,7 @@
 // (voicing / first formant, second formant, fricatives) and the spectral centroid. The audio is read as
 // a stream (10 ms analysis hops over a ~16 kHz copy); only the per-hop numbers are kept, so memory
 // grows by a few bytes per 10 ms whatever the length.
-import { readWavInfo, readWavMono } from './wav.js';
+import { readWavInfo, readWavMono } from '../../media/wav.js';
 
 export interface AudioFeatures {
   fps: number;

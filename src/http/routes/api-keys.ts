@@ -2,7 +2,7 @@
 // keys they created; admins and owners every key of their organization.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Services } from '../../services/container.js';
+import type { Services } from '../../services/index.js';
 import { apiKeyView } from '../../services/api-keys.js';
 import { requireAuth } from '../gatekeeper.js';
 import { IdParams, Nullable, errorResponses } from '../schemas/common.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { Services } from '../../services/container.js';
+import type { Services } from '../../services/index.js';
 import { assetView } from '../../services/assets.js';
 import { parseTypesFilter } from '../../domain/assets.js';
 import { AppError } from '../../domain/errors.js';

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { readFile } from 'node:fs/promises';
-import type { Services } from '../../services/container.js';
+import type { Services } from '../../services/index.js';
 import { AppError } from '../../domain/errors.js';
 import { BATCH_FILE_MAX_BYTES } from '../../domain/batches.js';
 import { requireAuth } from '../gatekeeper.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { catalogue } from '../../domain/errors.js';
-import type { Services } from '../../services/container.js';
+import type { Services } from '../../services/index.js';
 
 const CatalogEntrySchema = Type.Object({
   code: Type.String(),

@@ -5,7 +5,7 @@
 // body longer than announced is cut off and refused, and nothing of a refused body is kept.
 import { Transform, type TransformCallback } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../../services/container.js';
+import type { Services } from '../../services/index.js';
 import { AppError } from '../../domain/errors.js';
 import { BlobNotFoundError, isValidBlobKey } from '../../storage/blob-store.js';
 import { contentDisposition } from '../../storage/content-disposition.js';

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { Services } from '../../services/container.js';
+import type { Services } from '../../services/index.js';
 import type { GenerationRecord } from '../../store/generations.js';
 import { AppError } from '../../domain/errors.js';
 import { parseIdempotencyKey } from '../../domain/idempotency.js';

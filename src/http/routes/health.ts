@@ -4,7 +4,7 @@
 // naming the failed checks.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Services } from '../../services/container.js';
+import type { Services } from '../../services/index.js';
 import { AppError } from '../../domain/errors.js';
 
 /** A key nobody writes: the blob store answers exists() for it with a round trip and no data. */

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Services } from '../../services/container.js';
+import type { Services } from '../../services/index.js';
 import { MODELS } from '../../domain/models.js';
 import { requireAuth } from '../gatekeeper.js';
 import { errorResponses } from '../schemas/common.js';

@@ -1,7 +1,7 @@
 // Text-to-speech (sync and async jobs) and voices. Thin: each route is one service call.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Services } from '../../services/container.js';
+import type { Services } from '../../services/index.js';
 import { parseIdempotencyKey } from '../../domain/idempotency.js';
 import { requireAuth } from '../gatekeeper.js';
 import { IdParams, errorResponses } from '../schemas/common.js';

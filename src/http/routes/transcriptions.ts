@@ -1,6 +1,6 @@
 // Transcriptions: create (deduplicated by source and window) and read. Thin: one service call each.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Services } from '../../services/container.js';
+import type { Services } from '../../services/index.js';
 import { requireAuth } from '../gatekeeper.js';
 import { IdParams, errorResponses } from '../schemas/common.js';
 import { CreateTranscriptionBody, TranscriptionSchema } from '../schemas/transcriptions.js';

@@ -1,7 +1,7 @@
 // The webhook delivery log of a generation: every delivery and every attempt (status, error, timing).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Services } from '../../services/container.js';
+import type { Services } from '../../services/index.js';
 import { requireAuth } from '../gatekeeper.js';
 import { IdParams, Nullable, errorResponses } from '../schemas/common.js';
 

@@ -5,7 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { Services } from '../../services/container.js';
+import type { Services } from '../../services/index.js';
 import { AppError } from '../../domain/errors.js';
 import { WorkerTokenService } from '../../services/worker-tokens.js';
 import type { WorkerTokenRecord } from '../../store/worker-tokens.js';

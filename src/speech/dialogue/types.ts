@@ -1,18 +1,9 @@
 // Shapes of a dialogue-edit preview (issue 11; api-details.md section 2): what the caller gives, what
 // the preview reports, and the typed errors the API turns into 400s or a job's error.
+import type { DialogueEdit, SourceWord } from '../../domain/dialogue-edits.js';
 import type { AlignTranscript, SynthesisProvider, VoiceProfile } from '../types.js';
 
-/** A word of the source transcript; times are absolute milliseconds in the source. */
-export interface SourceWord {
-  id: string;
-  text: string;
-  startMs: number;
-  endMs: number;
-}
-
-export type DialogueEdit =
-  | { kind: 'change'; wordId: string; replacement: string; pronunciation?: string }
-  | { kind: 'remove'; wordIds: string[] };
+export type { DialogueEdit, SourceWord } from '../../domain/dialogue-edits.js';
 
 export interface PreviewInput {
   /** The source audio (any WAV ffmpeg reads; mono 16-bit PCM is used as it is). */

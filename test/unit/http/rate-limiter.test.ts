@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryRateLimiter } from '../../../src/http/limits/rate-limiter.js';
+import { MemoryRateLimiter } from '../../../src/services/rate-limiter.js';
 import type { RateRule } from '../../../src/domain/rate-limits.js';
 
 const rule: RateRule = { bucket: 'default', max: 2, windowMs: 60_000 };

@@ -2,7 +2,7 @@
 // instances). Both count fixed windows aligned to the epoch.
 import type { Logger } from 'pino';
 import { Redis } from 'ioredis';
-import { decide, windowStart, type RateDecision, type RateRule } from '../../domain/rate-limits.js';
+import { decide, windowStart, type RateDecision, type RateRule } from '../domain/rate-limits.js';
 
 export interface RateLimiter {
   hit(rule: RateRule, identity: string, nowMs?: number): Promise<RateDecision>;

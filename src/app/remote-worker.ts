@@ -13,12 +13,12 @@ import { DEFAULT_PRICES } from '../domain/pricing.js';
 import { generationHandler } from '../handlers/generation.js';
 import { transcriptionHandler } from '../handlers/transcription.js';
 import { dialogueEditHandler } from '../handlers/dialogue-edit.js';
-import { HandlerRegistry } from './handler.js';
-import { HttpWorkerPort } from './http-worker-port.js';
-import { WorkerPool } from './worker.js';
+import { HandlerRegistry } from '../jobs/handler.js';
+import { HttpWorkerPort } from '../jobs/http-worker-port.js';
+import { WorkerPool } from '../jobs/worker.js';
 import { sweepStaleTemp } from './runtime.js';
 import { Metrics } from '../metrics/metrics.js';
-import { MeteredWorkerPort } from '../metrics/metered-port.js';
+import { MeteredWorkerPort } from '../jobs/metered-port.js';
 import { listenForMetrics } from '../http/metrics.js';
 
 /**

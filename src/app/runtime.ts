@@ -4,14 +4,14 @@ import { BATCH_WEBHOOK_EVENT } from '../services/batch-progress.js';
 import { mkdirSync } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Services } from '../services/container.js';
-import { WorkerPool } from './worker.js';
-import { Watchdog } from './watchdog.js';
-import { WebhookDispatcher } from './webhook-dispatcher.js';
-import { UploadSweeper } from './upload-sweeper.js';
-import { DatabaseWorkerPort } from './port.js';
+import type { Services } from '../services/index.js';
+import { WorkerPool } from '../jobs/worker.js';
+import { Watchdog } from '../jobs/watchdog.js';
+import { WebhookDispatcher } from '../jobs/webhook-dispatcher.js';
+import { UploadSweeper } from '../services/upload-sweeper.js';
+import { DatabaseWorkerPort } from '../jobs/port.js';
 import { guardedPost } from '../media/guarded-post.js';
-import { MeteredWorkerPort } from '../metrics/metered-port.js';
+import { MeteredWorkerPort } from '../jobs/metered-port.js';
 
 /**
  * Removes temp files and job directories left by a killed process. Only entries older than the job

@@ -2,9 +2,9 @@
 // worker port they use: the same for a worker on the database and a remote one, whose jobs settle on
 // the server (so their lipsync_jobs_finished_total is the server's) but whose runs happen here.
 import type { HeartbeatAnswer } from '../store/jobs.js';
-import type { JobError, JobFailure, JobFiles } from '../jobs/handler.js';
-import type { ClaimedJob, FailResult, WorkerPort } from '../jobs/port.js';
-import type { Metrics, RunOutcome } from './metrics.js';
+import type { JobError, JobFailure, JobFiles } from './handler.js';
+import type { ClaimedJob, FailResult, WorkerPort } from './port.js';
+import type { Metrics, RunOutcome } from '../metrics/metrics.js';
 
 export class MeteredWorkerPort implements WorkerPort {
   /** Claim times by job and lease token: one run each. */

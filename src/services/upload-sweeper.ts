@@ -3,7 +3,7 @@
 // bytes (local or S3) and pending records go. Several processes may sweep at once: removing a blob or
 // a record twice is harmless.
 import type { Logger } from 'pino';
-import type { AssetService } from '../services/assets.js';
+import type { AssetService } from './assets.js';
 
 /** How often a process sweeps; an upload outlives its grace by at most this much. */
 export const UPLOAD_SWEEP_INTERVAL_MS = 10 * 60_000;

@@ -1,87 +1,53 @@
-// Wires the long-lived parts once at start and hands them to routes, CLI and workers.
+// The composition root: wires the long-lived parts once at start and hands them to routes, CLI and
+// workers. The only module below main and cli that may import every layer.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { openDatabase, type Db } from '../store/database.js';
+import { openDatabase } from '../store/database.js';
 import { migrateToLatest } from '../store/migrate.js';
-import { createStore, type Store } from '../store/index.js';
-import { OrganizationService } from './organizations.js';
-import { ApiKeyService } from './api-keys.js';
-import { ProjectService } from './projects.js';
-import { AdmissionService } from './admission.js';
-import { AssetService } from './assets.js';
+import { createStore } from '../store/index.js';
+import { OrganizationService } from '../services/organizations.js';
+import { ApiKeyService } from '../services/api-keys.js';
+import { ProjectService } from '../services/projects.js';
+import { AdmissionService } from '../services/admission.js';
+import { AssetService } from '../services/assets.js';
 import type { BlobStore } from '../storage/blob-store.js';
 import { openBlobStore } from '../storage/open-blob-store.js';
 import { UrlSigner, resolveSigningSecret } from '../storage/url-signer.js';
-import { createRateLimiter, type RateLimiter } from '../http/limits/rate-limiter.js';
+import { createRateLimiter } from '../services/rate-limiter.js';
 import { readFileSync } from 'node:fs';
-import { GenerationService } from './generations.js';
-import { createInputResolver } from './generation-inputs.js';
+import { GenerationService } from '../services/generations.js';
+import { createInputResolver } from '../services/generation-inputs.js';
 import { PostgresEventBus, SqliteEventBus, type EventBus } from '../jobs/event-bus.js';
 import { HandlerRegistry } from '../jobs/handler.js';
 import { JobQueue } from '../jobs/queue.js';
 import { generationHandler } from '../handlers/generation.js';
 import { ttsHandler } from '../handlers/tts.js';
 import { transcriptionHandler } from '../handlers/transcription.js';
-import { TranscriptionService } from './transcriptions.js';
-import { DialogueEditService } from './dialogue-edits.js';
+import { TranscriptionService } from '../services/transcriptions.js';
+import { DialogueEditService } from '../services/dialogue-edits.js';
 import { dialogueEditHandler } from '../handlers/dialogue-edit.js';
 import { BATCH_SLICE_MS, batchHandler } from '../handlers/batch.js';
-import { BatchService } from './batches.js';
-import { BatchProgress } from './batch-progress.js';
+import { BatchService } from '../services/batches.js';
+import { BatchProgress } from '../services/batch-progress.js';
 import { compileBodyValidator } from '../http/validation.js';
 import { toAppError } from '../http/error-body.js';
 import { CreateGenerationBody } from '../http/schemas/generations.js';
 import { articulationTools } from '../speech/articulation-tools.js';
 import type { ArticulationDeps } from '../speech/articulation.js';
 import { createRecognizer } from '../speech/recognition/registry.js';
-import { SpeechService } from './speech.js';
-import { TtsService } from './tts.js';
-import { VoiceService } from './voices.js';
+import { SpeechService } from '../services/speech.js';
+import { TtsService } from '../services/tts.js';
+import { VoiceService } from '../services/voices.js';
 import { createSpeechProviders } from '../speech/registry.js';
 import { EngineRegistry } from '../engines/registry.js';
-import { IdempotencyService } from './idempotency.js';
+import { IdempotencyService } from '../services/idempotency.js';
 import { assertPublicUrl, OutgoingRequestError } from '../media/http-client.js';
 import { AppError } from '../domain/errors.js';
 import { DEFAULT_PRICES, type PriceTable } from '../domain/pricing.js';
 import { Metrics } from '../metrics/metrics.js';
-import { Drain } from './drain.js';
+import { Drain } from '../services/drain.js';
+import type { Services } from '../services/index.js';
 import { RemotePresence } from '../jobs/remote-presence.js';
-
-export interface Services {
-  readonly config: Config;
-  readonly logger: Logger;
-  readonly db: Db;
-  readonly store: Store;
-  readonly organizations: OrganizationService;
-  readonly apiKeys: ApiKeyService;
-  readonly projects: ProjectService;
-  readonly admission: AdmissionService;
-  /** Signs and checks the local store's file URLs (GET /v2/files/...). */
-  readonly urlSigner: UrlSigner;
-  readonly blobs: BlobStore;
-  readonly assets: AssetService;
-  readonly rateLimiter: RateLimiter;
-  readonly bus: EventBus;
-  /** Every job kind this build knows, with its handler. */
-  readonly handlers: HandlerRegistry;
-  readonly queue: JobQueue;
-  readonly idempotency: IdempotencyService;
-  readonly generations: GenerationService;
-  readonly speech: SpeechService;
-  readonly tts: TtsService;
-  readonly voices: VoiceService;
-  readonly transcriptions: TranscriptionService;
-  readonly dialogueEdits: DialogueEditService;
-  readonly batches: BatchService;
-  readonly prices: PriceTable;
-  /** This container's Prometheus registry and metrics (GET /metrics, docs/operations.md). */
-  readonly metrics: Metrics;
-  /** Begun at SIGTERM on an API instance: not ready, long-polls answered at once (docs/operations.md). */
-  readonly drain: Drain;
-  /** Remote workers this instance hears from (lipsync_remote_workers_connected). */
-  readonly remoteWorkers: RemotePresence;
-  close(): Promise<void>;
-}
 
 export async function createServices(config: Config, logger: Logger): Promise<Services> {
   const db = openDatabase({

@@ -80,7 +80,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
           contentType: body.contentType,
           size: body.size,
         });
-        return reply.code(201).send(target as never);
+        return reply.code(201).send(target);
       }
       const form = await readMultipart(req, {
         tmpDir,
@@ -106,7 +106,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
           projectId: form.fields.projectId,
           visibility: form.fields.visibility,
         });
-        return reply.code(201).send(assetView(asset, await services.assets.url(asset)) as never);
+        return reply.code(201).send(assetView(asset, await services.assets.url(asset)));
       } finally {
         await form.cleanup();
       }
@@ -135,7 +135,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         projectId: req.body.projectId,
         tmpDir,
       });
-      return reply.code(201).send(assetView(asset, await services.assets.url(asset)) as never);
+      return reply.code(201).send(assetView(asset, await services.assets.url(asset)));
     },
   );
 
@@ -157,7 +157,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         req.query.contentSha256,
         req.query.type,
       );
-      return { asset: a ? assetView(a, await services.assets.url(a)) : null } as never;
+      return { asset: a ? assetView(a, await services.assets.url(a)) : null };
     },
   );
 
@@ -202,9 +202,10 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       const items = await Promise.all(
         page.items.map(async (a) => assetView(a, await services.assets.url(a))),
       );
-      const body: Record<string, unknown> = { items, totalCount: page.totalCount };
-      if (page.nextCursor !== null) body.nextCursor = page.nextCursor;
-      return body as never;
+      // nextCursor is left out on the last page.
+      return page.nextCursor === null
+        ? { items, totalCount: page.totalCount }
+        : { items, totalCount: page.totalCount, nextCursor: page.nextCursor };
     },
   );
 
@@ -214,7 +215,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     async (req) => {
       const { organization } = requireAuth(req);
       const a = await services.assets.get(organization.id, req.params.id);
-      return assetView(a, await services.assets.url(a)) as never;
+      return assetView(a, await services.assets.url(a));
     },
   );
 
@@ -230,7 +231,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     },
     async (req) => {
       const { organization } = requireAuth(req);
-      return (await services.assets.timelineOf(organization.id, req.params.id)) as never;
+      return await services.assets.timelineOf(organization.id, req.params.id);
     },
   );
 
@@ -246,7 +247,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     },
     async (req) => {
       const { organization } = requireAuth(req);
-      return assetView(await services.assets.delete(organization.id, req.params.id)) as never;
+      return assetView(await services.assets.delete(organization.id, req.params.id));
     },
   );
 };

@@ -43,11 +43,11 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
             message: 'Send one JSONL file, in the field "input" (or its alias "file").',
           });
         const file = form.files[0];
-        return (await batches.create(auth, {
+        return await batches.create(auth, {
           file: file ? await readFile(file.path) : null,
           webhookUrl: form.fields.webhook_url,
           dryRun: form.fields.dry_run,
-        })) as never;
+        });
       } finally {
         await form.cleanup();
       }
@@ -74,7 +74,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         limit: q.limit,
         cursor: q.cursor,
       });
-      return (await Promise.all(list.map((b) => batches.view(b)))) as never;
+      return await Promise.all(list.map((b) => batches.view(b)));
     },
   );
 
@@ -90,7 +90,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     },
     async (request) => {
       const auth = requireAuth(request);
-      return (await batches.view(await batches.get(auth.organization.id, request.params.id))) as never;
+      return await batches.view(await batches.get(auth.organization.id, request.params.id));
     },
   );
 
@@ -106,7 +106,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     },
     async (request) => {
       const auth = requireAuth(request);
-      return (await batches.view(await batches.cancel(auth.organization.id, request.params.id))) as never;
+      return await batches.view(await batches.cancel(auth.organization.id, request.params.id));
     },
   );
 

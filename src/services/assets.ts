@@ -12,7 +12,7 @@ import type { Organization } from '../store/organizations.js';
 import { BlobNotFoundError, type BlobStore } from '../storage/blob-store.js';
 import { isUploadContentType } from '../storage/url-signer.js';
 import { ensurePrivateDir } from '../private-files.js';
-import { probeMedia, MediaProbeError, type MediaProbe } from '../media/probe.js';
+import { probeMedia, MediaProbeError, ProbeToolError, type MediaProbe } from '../media/probe.js';
 import { PLAN_LIMITS } from '../domain/plans.js';
 import { AppError } from '../domain/errors.js';
 import { ACTIVE_STATUSES } from '../domain/generation-status.js';
@@ -616,9 +616,8 @@ export class AssetService {
     try {
       return await probeMedia(path);
     } catch (err) {
-      if (!(err instanceof MediaProbeError)) throw err;
       // A missing ffprobe is the server's fault, not the file's.
-      if (err.message.startsWith('ffprobe could not start')) throw err;
+      if (!(err instanceof MediaProbeError) || err instanceof ProbeToolError) throw err;
       throw new AppError('asset_type_unsupported', {
         field: 'file',
         message: `The uploaded file is not a readable audio, video or image file: ${err.message}.`,

@@ -17,7 +17,7 @@ describe(`unique violations by code (${process.env.TEST_DATABASE ?? 'sqlite'})`,
   });
   after(() => t.cleanup());
 
-  const voice = (name: string, id = randomUUID()): VoiceRecord => {
+  const voice = (name: string, id: string = randomUUID()): VoiceRecord => {
     const now = new Date().toISOString();
     return {
       id,

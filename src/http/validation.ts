@@ -23,7 +23,7 @@ export function buildValidatorFactory(): BuildCompilerFromPool {
     const withCoercion = (coerceTypes: 'array' | false) =>
       pool(externalSchemas, {
         ...options,
-        mode: undefined,
+        mode: undefined, // JSON Schema (Ajv), never JTD: the options are Ajv's
         customOptions: { ...options?.customOptions, coerceTypes },
       });
     const coercing = withCoercion('array');

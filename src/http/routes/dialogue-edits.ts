@@ -50,7 +50,7 @@ export const dialogueEditRoutes: FastifyPluginAsyncTypebox<{ services: Services 
       },
     },
     async (request, reply) => {
-      const d = await edits.create(requireAuth(request), request.body as Record<string, unknown>);
+      const d = await edits.create(requireAuth(request), request.body);
       return reply.code(201).send(await edits.view(d));
     },
   );

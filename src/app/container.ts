@@ -1,7 +1,7 @@
 // The composition root: wires the long-lived parts once at start and hands them to routes, CLI and
 // workers. The only module below main and cli that may import every layer.
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import { ConfigError, type Config } from '../config.js';
 import { openDatabase } from '../store/database.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { createStore } from '../store/index.js';
@@ -43,13 +43,16 @@ import { EngineRegistry } from '../engines/registry.js';
 import { IdempotencyService } from '../services/idempotency.js';
 import { assertPublicUrl, OutgoingRequestError } from '../media/http-client.js';
 import { AppError } from '../domain/errors.js';
-import { DEFAULT_PRICES, type PriceTable } from '../domain/pricing.js';
+import { buildPriceTable, type PriceTable } from '../domain/pricing.js';
+import { MODELS } from '../domain/models.js';
 import { Metrics } from '../metrics/metrics.js';
 import { Drain } from '../services/drain.js';
 import type { Services } from '../services/index.js';
 import { RemotePresence } from '../jobs/remote-presence.js';
 
 export async function createServices(config: Config, logger: Logger): Promise<Services> {
+  // Before anything opens: a served model without a price refuses the start.
+  const prices = loadPrices(config.pricingFile);
   const db = openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -72,7 +75,6 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     throw err;
   }
   const assets = new AssetService(store, blobs, logger, { uploadGraceMs: config.uploadSweepGraceMs });
-  const prices = loadPrices(config.pricingFile);
   let bus: EventBus;
   if (db.pgPool && config.databaseUrl) {
     const pgBus = new PostgresEventBus(
@@ -243,7 +245,18 @@ async function checkPublicUrl(url: string, field: string, allowPrivate: boolean)
 }
 
 function loadPrices(file: string | null): PriceTable {
-  if (!file) return DEFAULT_PRICES;
-  const raw = JSON.parse(readFileSync(file, 'utf8')) as PriceTable;
-  return { ...DEFAULT_PRICES, ...raw };
+  let overrides: unknown = {};
+  if (file) {
+    try {
+      overrides = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new ConfigError([`LIPSYNC_PRICING_FILE ${file}: ${(err as Error).message}`]);
+    }
+  }
+  const { prices, problems } = buildPriceTable(
+    overrides,
+    MODELS.map((m) => m.id),
+  );
+  if (problems.length > 0) throw new ConfigError(problems.map((p) => `LIPSYNC_PRICING_FILE: ${p}`));
+  return prices;
 }

@@ -22,6 +22,54 @@ export const DEFAULT_PRICES: PriceTable = {
   'sync-3': { perSecond: 0.1, creditsPerSecond: 10 },
 };
 
+const PRICE_FIELDS = ['perSecond', 'perFrame', 'creditsPerSecond'] as const;
+
+/**
+ * The price table of the models served: a pricing file's entries (parsed JSON) laid over the built-in
+ * ones field by field, so that an entry naming only perFrame keeps the model's credits. Every served
+ * model must end up with a dollar price (perSecond or perFrame) and creditsPerSecond, each a finite
+ * number ≥ 0: a model without one would be billed 0 without anybody having said so. Returns the table,
+ * or the problems found.
+ */
+export function buildPriceTable(
+  overrides: unknown,
+  servedModels: readonly string[],
+): { prices: PriceTable; problems: string[] } {
+  const problems: string[] = [];
+  const table: Record<string, ModelPrice> = {};
+  for (const [model, price] of Object.entries(DEFAULT_PRICES)) table[model] = { ...price };
+  if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides)) {
+    problems.push('the pricing file must hold a JSON object of model → price');
+    return { prices: table, problems };
+  }
+  for (const [model, entry] of Object.entries(overrides)) {
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+      problems.push(`the price of ${JSON.stringify(model)} must be an object`);
+      continue;
+    }
+    const price: ModelPrice = { ...(Object.hasOwn(table, model) ? table[model] : {}) };
+    for (const [field, value] of Object.entries(entry)) {
+      if (!(PRICE_FIELDS as readonly string[]).includes(field)) {
+        problems.push(`the price of ${JSON.stringify(model)} has an unknown field ${JSON.stringify(field)}`);
+      } else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+        problems.push(`${JSON.stringify(model)}.${field} must be a number ≥ 0`);
+      } else {
+        price[field as (typeof PRICE_FIELDS)[number]] = value;
+      }
+    }
+    table[model] = price;
+  }
+  for (const model of servedModels) {
+    const price = priceOf(table, model);
+    if (!price) problems.push(`model ${JSON.stringify(model)} is served but has no price`);
+    else if (price.perSecond === undefined && price.perFrame === undefined)
+      problems.push(`model ${JSON.stringify(model)} has no perSecond or perFrame price`);
+    else if (price.creditsPerSecond === undefined)
+      problems.push(`model ${JSON.stringify(model)} has no creditsPerSecond price`);
+  }
+  return { prices: table, problems };
+}
+
 export interface Estimate {
   model: string;
   duration: number;
@@ -62,10 +110,17 @@ export function estimateCost(
     });
   }
   const frames = Math.ceil(input.duration * fps - 1e-9);
-  const dollars =
-    price.perFrame !== undefined ? frames * price.perFrame : input.duration * (price.perSecond ?? 0);
-  const credits =
-    billing === 'credits' ? Math.ceil(input.duration * (price.creditsPerSecond ?? 0) * 100) / 100 : null;
+  // buildPriceTable refused the start for a served model without these; never bill 0 for a missing one.
+  const perSecond = price.perSecond;
+  if (price.perFrame === undefined && perSecond === undefined)
+    throw new Error(`model ${input.model} has no perSecond or perFrame price`);
+  const dollars = price.perFrame !== undefined ? frames * price.perFrame : input.duration * perSecond!;
+  let credits: number | null = null;
+  if (billing === 'credits') {
+    if (price.creditsPerSecond === undefined)
+      throw new Error(`model ${input.model} has no creditsPerSecond price`);
+    credits = Math.ceil(input.duration * price.creditsPerSecond * 100) / 100;
+  }
   return {
     model: input.model,
     duration: input.duration,

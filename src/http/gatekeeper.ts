@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services/index.js';
 import type { AuthContext } from '../services/api-keys.js';
-import { AppError, ERRORS } from '../domain/errors.js';
+import { AppError } from '../domain/errors.js';
 import { ruleFor, type RateRule } from '../domain/rate-limits.js';
 import { isUuid } from '../domain/ids.js';
 
@@ -58,20 +58,12 @@ export function registerGatekeeper(app: FastifyInstance, services: Services): vo
       void reply.header('X-RateLimit-Remaining', d.remaining);
       void reply.header('X-RateLimit-Reset', Math.ceil(d.resetAtMs / 1000));
       if (!d.allowed) {
-        const e = ERRORS.rate_limit_exceeded;
-        return reply
-          .code(429)
-          .header('Retry-After', String(d.retryAfterSeconds))
-          .type('application/json')
-          .send({
-            statusCode: 429,
-            errorCode: e.code,
-            message: `Rate limit of ${d.limit} requests per ${Math.round(rule.windowMs / 1000)} s exceeded.`,
-            error: 'Too Many Requests',
-            suggestion: e.suggestion,
-            retryAfter: d.retryAfterSeconds,
-            resetTime: new Date(d.resetAtMs).toISOString(),
-          });
+        throw new AppError('rate_limit_exceeded', {
+          message: `Rate limit of ${d.limit} requests per ${Math.round(rule.windowMs / 1000)} s exceeded.`,
+          retryAfter: d.retryAfterSeconds,
+          headers: { 'Retry-After': String(d.retryAfterSeconds) },
+          details: { error: 'Too Many Requests', resetTime: new Date(d.resetAtMs).toISOString() },
+        });
       }
     }
 

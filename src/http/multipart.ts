@@ -219,6 +219,11 @@ async function saveFile(
   return counter.bytes;
 }
 
+/** busboy reports a malformed body (bad boundary, early end, bad part header) as a bare Error. */
+function isParserError(err: unknown): boolean {
+  return err instanceof Error && Object.getPrototypeOf(err) === Error.prototype && !('code' in err);
+}
+
 function toMultipartError(
   err: unknown,
   limitError: (what: string) => AppError,
@@ -235,11 +240,10 @@ function toMultipartError(
   if (e.code === 'ERR_STREAM_PREMATURE_CLOSE' || e.code === 'ECONNRESET') {
     return fail(new AppError('invalid_request', { message: 'The upload was interrupted.' }));
   }
-  // Malformed bodies: busboy's parse errors, an invalid JSON field, a prototype-polluting name.
-  if (
-    (e.code && e.code.startsWith('FST_')) ||
-    /multipart|boundary|unexpected end|terminated early|malformed/i.test(e.message ?? '')
-  ) {
+  // Malformed bodies: @fastify/multipart's FST_ errors (an invalid JSON field, a prototype-polluting
+  // name) and busboy's parse errors, which are plain Errors without a code. System errors (the disk)
+  // carry an errno code and programming errors another class: those stay 500s.
+  if ((e.code && e.code.startsWith('FST_')) || isParserError(err)) {
     return fail(new AppError('invalid_request', { message: `Malformed multipart body: ${e.message}` }));
   }
   return err; // disk and other server-side failures stay 500s

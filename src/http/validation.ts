@@ -4,25 +4,32 @@
 // POST /v2/generate reach the schema as an object whose nested fields were JSON-parsed, so they are
 // checked as strictly as a JSON body. Two Ajv instances from Fastify's own compiler pool: one that
 // coerces (querystring, params, headers) and one that does not (body).
-import { AjvCompiler, type BuildCompilerFromPool, type RouteDefinition } from '@fastify/ajv-compiler';
-import type { FastifySchemaCompiler } from 'fastify';
+import { AjvCompiler, type BuildCompilerFromPool } from '@fastify/ajv-compiler';
 
-type CompilerOptions = Parameters<BuildCompilerFromPool>[1];
-/** What the pool's compilers really take: the route definition (the declared type says a schema). */
-type RouteCompiler = (route: RouteDefinition) => ReturnType<FastifySchemaCompiler<unknown>>;
+/** What the pool's compilers take: a schema, in their declared type. */
+type CompilerInput = Parameters<ReturnType<BuildCompilerFromPool>>[0];
+
+/**
+ * Fastify hands the compiler the route's definition (method, url, httpPart, schema, …), which the
+ * pool reads as it is; its declared type calls that a schema, an object of any properties.
+ */
+function isBodyRoute(route: CompilerInput): boolean {
+  return typeof route === 'object' && route.httpPart === 'body';
+}
 
 export function buildValidatorFactory(): BuildCompilerFromPool {
   const pool = AjvCompiler();
-  const factory = (externalSchemas: Parameters<BuildCompilerFromPool>[0], options: CompilerOptions) => {
-    const withCoercion = (coerceTypes: 'array' | false): RouteCompiler => {
-      const opts = { ...options, customOptions: { ...options?.customOptions, coerceTypes } };
-      return pool(externalSchemas, opts as CompilerOptions) as unknown as RouteCompiler;
-    };
+  return (externalSchemas, options) => {
+    const withCoercion = (coerceTypes: 'array' | false) =>
+      pool(externalSchemas, {
+        ...options,
+        mode: undefined, // JSON Schema (Ajv), never JTD: the options are Ajv's
+        customOptions: { ...options?.customOptions, coerceTypes },
+      });
     const coercing = withCoercion('array');
     const strict = withCoercion(false);
-    return (route: RouteDefinition) => (route.httpPart === 'body' ? strict : coercing)(route);
+    return (route) => (isBodyRoute(route) ? strict : coercing)(route);
   };
-  return factory as unknown as BuildCompilerFromPool;
 }
 
 /** The Ajv options of the application (src/http/app.ts); bodies are compiled without coercion. */
@@ -42,17 +49,10 @@ export function compileBodyValidator(
   schema: object,
   context: string,
 ): (body: unknown) => { validation: unknown[]; validationContext: string } | null {
-  const compile = buildValidatorFactory()({}, { customOptions: { ...AJV_OPTIONS } } as CompilerOptions);
-  const validate = (compile as unknown as RouteCompiler)({
-    schema,
-    httpPart: 'body',
-    method: 'POST',
-    url: context,
-  } as unknown as RouteDefinition);
+  const compile = buildValidatorFactory()({}, { customOptions: { ...AJV_OPTIONS } });
+  const validate = compile({ schema, httpPart: 'body', method: 'POST', url: context });
   return (body) => {
-    const r = validate(body) as boolean | { error?: unknown };
-    if (r === true) return null;
-    const errors = (validate as unknown as { errors?: unknown[] }).errors ?? [];
-    return { validation: errors, validationContext: context };
+    if (validate(body) === true) return null;
+    return { validation: validate.errors ?? [], validationContext: context };
   };
 }

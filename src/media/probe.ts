@@ -41,6 +41,14 @@ export class MediaProbeError extends Error {
   }
 }
 
+/** ffprobe itself could not run: the server's fault, not the file's. */
+export class ProbeToolError extends MediaProbeError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProbeToolError';
+  }
+}
+
 const IMAGE_CODECS = new Set(['png', 'mjpeg', 'jpeg', 'webp', 'gif', 'bmp', 'tiff', 'jpegls', 'jpeg2000']);
 
 function parseRate(r: string | undefined): number | null {
@@ -133,7 +141,7 @@ export async function ffprobeMedia(
     });
     p.on('error', (e) => {
       clearTimeout(timer);
-      reject(new MediaProbeError(`ffprobe could not start: ${e.message}`));
+      reject(new ProbeToolError(`ffprobe could not start: ${e.message}`));
     });
     p.on('close', (code) => {
       clearTimeout(timer);

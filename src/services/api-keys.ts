@@ -36,7 +36,7 @@ export interface CreatedKey {
   key: string;
 }
 
-export function apiKeyView(k: ApiKeyRecord): Record<string, unknown> {
+export function apiKeyView(k: ApiKeyRecord) {
   return {
     id: k.id,
     organizationId: k.organizationId,

@@ -12,10 +12,11 @@ import type { Organization } from '../store/organizations.js';
 import { BlobNotFoundError, type BlobStore } from '../storage/blob-store.js';
 import { isUploadContentType } from '../storage/url-signer.js';
 import { ensurePrivateDir } from '../private-files.js';
-import { probeMedia, MediaProbeError, type MediaProbe } from '../media/probe.js';
+import { probeMedia, MediaProbeError, ProbeToolError, type MediaProbe } from '../media/probe.js';
 import { PLAN_LIMITS } from '../domain/plans.js';
 import { AppError } from '../domain/errors.js';
 import { ACTIVE_STATUSES } from '../domain/generation-status.js';
+import type { SpeechTimeline } from '../speech/types.js';
 import {
   DEFAULT_ASSET_PAGE,
   DEFAULT_ASSET_SORT,
@@ -120,8 +121,26 @@ function displaySize(p: MediaProbe): { width: number | null; height: number | nu
  * The client-facing asset, shaped like the official client's Asset: optional fields that do not apply
  * (duration of an image, size of audio) are left out rather than null. url is omitted when not given.
  */
-export function assetView(a: AssetRecord, url?: string): Record<string, unknown> {
-  const v: Record<string, unknown> = {
+export interface AssetView {
+  id: string;
+  createdAt: string;
+  updatedAt: string;
+  name: string;
+  type: AssetRecord['type'];
+  inputType: string;
+  size: number;
+  visibility: AssetRecord['visibility'];
+  projectId: string | null;
+  organizationId: string;
+  url?: string;
+  format?: string;
+  durationSeconds?: number;
+  width?: number;
+  height?: number;
+}
+
+export function assetView(a: AssetRecord, url?: string): AssetView {
+  const v: AssetView = {
     id: a.id,
     createdAt: a.createdAt,
     updatedAt: a.updatedAt,
@@ -485,7 +504,7 @@ export class AssetService {
   }
 
   /** GET /v2/assets/{id}/timeline: 404 for an asset without one (uploads). */
-  async timelineOf(organizationId: string, id: string): Promise<unknown> {
+  async timelineOf(organizationId: string, id: string): Promise<SpeechTimeline> {
     const a = await this.get(organizationId, id);
     const t = await this.timeline(organizationId, a.id);
     if (!t)
@@ -496,8 +515,9 @@ export class AssetService {
   }
 
   /** The timeline of a synthesized asset, or null (uploads have none). */
-  timeline(organizationId: string, assetId: string): Promise<unknown> {
-    return this.store.assets.timeline(organizationId, assetId);
+  timeline(organizationId: string, assetId: string): Promise<SpeechTimeline | null> {
+    // The store keeps the JSON of what saveTimeline was given: a synthesized asset's SpeechTimeline.
+    return this.store.assets.timeline(organizationId, assetId) as Promise<SpeechTimeline | null>;
   }
 
   /**
@@ -596,9 +616,8 @@ export class AssetService {
     try {
       return await probeMedia(path);
     } catch (err) {
-      if (!(err instanceof MediaProbeError)) throw err;
       // A missing ffprobe is the server's fault, not the file's.
-      if (err.message.startsWith('ffprobe could not start')) throw err;
+      if (!(err instanceof MediaProbeError) || err instanceof ProbeToolError) throw err;
       throw new AppError('asset_type_unsupported', {
         field: 'file',
         message: `The uploaded file is not a readable audio, video or image file: ${err.message}.`,

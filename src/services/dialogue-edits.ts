@@ -102,7 +102,7 @@ export class DialogueEditService {
   }
 
   /** The client's view (api-details 2.3); URLs are signed afresh. */
-  async view(d: DialogueEditRecord): Promise<Record<string, unknown>> {
+  async view(d: DialogueEditRecord) {
     const done = d.status === 'COMPLETED' || d.status === 'COMPLETED_PARTIAL';
     const r = done ? d.result : null;
     return {

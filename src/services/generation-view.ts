@@ -28,7 +28,8 @@ export function withoutUserinfo(url: string): string {
 }
 
 /** The inputs as clients see them: media URLs without credentials. */
-function inputView(input: unknown): unknown {
+function inputView(input: unknown[]): unknown[] {
+  // A stored input is a JSON array; anything else is shown as it was stored.
   if (!Array.isArray(input)) return input;
   return input.map((item: unknown) => {
     if (typeof item !== 'object' || item === null) return item;
@@ -37,8 +38,31 @@ function inputView(input: unknown): unknown {
   });
 }
 
-export function generationView(g: GenerationRecord, o: GenerationViewOptions): Record<string, unknown> {
-  const view: Record<string, unknown> = {
+/** The Generation resource (GenerationSchema in src/http/schemas/generations.ts). */
+export interface GenerationView {
+  id: string;
+  createdAt: string;
+  status: string;
+  model: string;
+  input: unknown[];
+  webhookUrl: string | null;
+  options: Record<string, unknown> | null;
+  segments: unknown[] | undefined;
+  outputUrl: string | null;
+  outputDuration: number | null;
+  error: string | null;
+  errorCode: string | undefined;
+  error_code: string | undefined;
+  projectId: string | null;
+  outputFileName: string | null;
+  source: string;
+  updatedAt: string;
+  progress_percent?: number;
+  quality?: Record<string, unknown> | null;
+}
+
+export function generationView(g: GenerationRecord, o: GenerationViewOptions): GenerationView {
+  const view: GenerationView = {
     id: g.id,
     createdAt: g.createdAt,
     status: g.status,

@@ -16,7 +16,7 @@ import { GENERATION_KIND } from '../handlers/generation.js';
 import type { IdempotencyService } from './idempotency.js';
 import type { UploadedForm } from './generation-uploads.js';
 import type { ResolvedMedia } from './generation-inputs.js';
-import { generationView } from './generation-view.js';
+import { generationView, type GenerationView } from './generation-view.js';
 import { GenerationAdmission, type BatchChild } from './generation-admission.js';
 import { attachDialogueEdit } from './dialogue-render.js';
 import type { SpeechService } from './speech.js';
@@ -265,7 +265,7 @@ export class GenerationService {
     g: GenerationRecord,
     org: Organization,
     extra: { progress?: boolean; quality?: boolean } = {},
-  ): Promise<Record<string, unknown>> {
+  ): Promise<GenerationView> {
     return generationView(g, {
       outputUrl: await this.outputUrl(g, org),
       includeProgress: extra.progress,
@@ -273,20 +273,35 @@ export class GenerationService {
     });
   }
 
+  /** The view's JSON text alone (see viewWithJson). */
+  async viewJson(
+    g: GenerationRecord,
+    org: Organization,
+    extra: { progress: boolean; quality: boolean },
+    serialize: (view: GenerationView) => string,
+  ): Promise<string> {
+    return (await this.viewWithJson(g, org, extra, serialize)).text;
+  }
+
   /**
-   * The view as JSON text, written by `serialize` (the route's response serializer). Records shared
+   * The view and its JSON text, written by `serialize` (the route's response serializer). Records shared
    * through the store's read cache are frozen and stand for one state of the database, so their text
    * is kept with them and written again only when the output URL changes (each second: the signature's
    * expiry moves on) or other options are asked for; any other record is written every time. One
    * route's serializer only (GET /v2/generate/{id}): the kept text does not say which wrote it.
    */
-  async viewJson(
+  async viewWithJson(
     g: GenerationRecord,
     org: Organization,
     extra: { progress: boolean; quality: boolean },
-    serialize: (view: Record<string, unknown>) => string,
-  ): Promise<string> {
+    serialize: (view: GenerationView) => string,
+  ): Promise<{ view: GenerationView; text: string }> {
     const outputUrl = await this.outputUrl(g, org);
+    const view = generationView(g, {
+      outputUrl,
+      includeProgress: extra.progress,
+      includeQuality: extra.quality,
+    });
     const kept = this.viewTexts.get(g);
     if (
       kept !== undefined &&
@@ -294,13 +309,11 @@ export class GenerationService {
       kept.progress === extra.progress &&
       kept.quality === extra.quality
     ) {
-      return kept.text;
+      return { view, text: kept.text };
     }
-    const text = serialize(
-      generationView(g, { outputUrl, includeProgress: extra.progress, includeQuality: extra.quality }),
-    );
+    const text = serialize(view);
     if (Object.isFrozen(g)) this.viewTexts.set(g, { outputUrl, ...extra, text });
-    return text;
+    return { view, text };
   }
 
   /** A webhook's body at delivery time: the generation as it is now, with a fresh output URL. */

@@ -4,7 +4,7 @@ import type { Project } from '../store/projects.js';
 import { AppError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 
-export function projectView(p: Project): Record<string, unknown> {
+export function projectView(p: Project) {
   return {
     id: p.id,
     name: p.name,

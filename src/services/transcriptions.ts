@@ -105,7 +105,7 @@ export class TranscriptionService {
   }
 
   /** The client's view (api-details 1.2); the source's URL is signed afresh. */
-  async view(t: TranscriptionRecord): Promise<Record<string, unknown>> {
+  async view(t: TranscriptionRecord) {
     const url = await this.deps.assets.urlOfKey(t.sourceKey);
     return {
       id: t.id,

@@ -122,7 +122,7 @@ export class TtsService {
   }
 
   /** The client's view (api-details 3.4): url and duration only once SUCCESS. */
-  async jobView(j: TtsJobRecord): Promise<Record<string, unknown>> {
+  async jobView(j: TtsJobRecord) {
     let url: string | null = null;
     if (j.status === 'SUCCESS' && j.assetId) {
       const a = await this.deps.store.assets.find(j.organizationId, j.assetId);

@@ -2,6 +2,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Database, VoiceTable } from './schema.js';
 import type { ProviderName, VoiceProfile } from '../speech/types.js';
+import { isUniqueViolation } from './errors.js';
 
 export interface VoiceRecord {
   id: string;
@@ -70,7 +71,7 @@ export class VoiceRepository {
         .execute();
       return true;
     } catch (err) {
-      if (await this.findByName(v.organizationId, v.name)) return false;
+      if (isUniqueViolation(err) && (await this.findByName(v.organizationId, v.name))) return false;
       throw err;
     }
   }

@@ -146,6 +146,8 @@ describe(`batches (${DB})`, { timeout: 300_000 }, () => {
     const lines = good.map((r) => JSON.stringify(r));
     const cases: { name: string; file: Buffer | null; fields?: Record<string, string>; match: RegExp }[] = [
       { name: 'no file', file: null, match: /input/ },
+      // A text field named like the file field names no file on the server.
+      { name: 'input as text', file: null, fields: { input: '/etc/hostname' }, match: /input/ },
       {
         name: 'BOM',
         file: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), jsonl(good)]),

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { AppError } from '../../src/domain/errors.js';
 import {
   DEFAULT_PRICES,
+  buildPriceTable,
   MAX_ESTIMATE_FPS,
   MAX_ESTIMATE_SECONDS,
   estimateCost,
@@ -95,6 +96,16 @@ describe('estimateCost', () => {
         },
       ),
     );
+  });
+
+  test('a model whose table entry has no price is refused, never billed 0', () => {
+    const table: PriceTable = { 'lipsync-2': { creditsPerSecond: 1 }, 'sync-3': { perSecond: 0.1 } };
+    assert.throws(() => estimateCost(table, { model: 'lipsync-2', duration: 1 }, 'usd'), /no perSecond/);
+    assert.throws(
+      () => estimateCost(table, { model: 'sync-3', duration: 1 }, 'credits'),
+      /no creditsPerSecond/,
+    );
+    assert.equal(estimateCost(table, { model: 'sync-3', duration: 1 }, 'usd').estimatedGenerationCost, 0.1);
   });
 
   test('billing limits: 422 cost_estimate_unavailable beyond them, accepted at them', () => {
@@ -222,5 +233,57 @@ describe('webhook retries', () => {
     for (const s of [400, 401, 403, 404, 410, 422]) assert.equal(isPermanentFailure(s), true, String(s));
     for (const s of [200, 302, 408, 409, 425, 429, 500, 502, 503])
       assert.equal(isPermanentFailure(s), false, String(s));
+  });
+});
+
+describe('buildPriceTable', () => {
+  const served = MODELS.map((m) => m.id);
+
+  test('no pricing file: the built-in table, no problems', () => {
+    const { prices, problems } = buildPriceTable({}, served);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(prices, DEFAULT_PRICES);
+  });
+
+  test("a file's entry is laid over the built-in one field by field", () => {
+    const { prices, problems } = buildPriceTable(
+      { 'sync-3': { perFrame: 0.004 }, 'my-model': { perSecond: 1 } },
+      served,
+    );
+    assert.deepEqual(problems, []);
+    assert.deepEqual(prices['sync-3'], { perSecond: 0.1, creditsPerSecond: 10, perFrame: 0.004 });
+    assert.deepEqual(prices['lipsync-2'], DEFAULT_PRICES['lipsync-2']);
+    assert.deepEqual(prices['my-model'], { perSecond: 1 });
+  });
+
+  test('a served model without a dollar or credit price is a problem', () => {
+    const { problems } = buildPriceTable({}, [...served, 'lipsync-3']);
+    assert.deepEqual(problems, ['model "lipsync-3" is served but has no price']);
+  });
+
+  test('prices that are not numbers ≥ 0, unknown fields and non-objects are problems', () => {
+    const { problems } = buildPriceTable(
+      {
+        'lipsync-2': { perSecond: -1 },
+        'sync-3': { perSecond: '0.1' },
+        'lipsync-1.6.0': null,
+        x: { perMinute: 1 },
+      },
+      served,
+    );
+    assert.deepEqual(problems, [
+      '"lipsync-2".perSecond must be a number ≥ 0',
+      '"sync-3".perSecond must be a number ≥ 0',
+      'the price of "lipsync-1.6.0" must be an object',
+      'the price of "x" has an unknown field "perMinute"',
+    ]);
+    assert.deepEqual(buildPriceTable([], served).problems, [
+      'the pricing file must hold a JSON object of model → price',
+    ]);
+  });
+
+  test('an explicit 0 is a price', () => {
+    const { problems } = buildPriceTable({ 'lipsync-2': { perSecond: 0, creditsPerSecond: 0 } }, served);
+    assert.deepEqual(problems, []);
   });
 });

@@ -34,7 +34,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     { schema: { tags, response: { 200: Type.Array(ApiKeySchema), ...errorResponses(401) } } },
     async (req) => {
       const a = requireAuth(req);
-      return (await services.apiKeys.list(a.organization.id, actorOf(a))).map(apiKeyView) as never;
+      return (await services.apiKeys.list(a.organization.id, actorOf(a))).map(apiKeyView);
     },
   );
 
@@ -62,7 +62,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         expiresAt: req.body.expiresAt,
         actor: actorOf(a),
       });
-      return reply.code(201).send({ ...apiKeyView(created.record), key: created.key } as never);
+      return reply.code(201).send({ ...apiKeyView(created.record), key: created.key });
     },
   );
 
@@ -82,7 +82,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         organizationId: a.organization.id,
         actor: actorOf(a),
       });
-      return apiKeyView(k) as never;
+      return apiKeyView(k);
     },
   );
 
@@ -95,7 +95,7 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
         organizationId: a.organization.id,
         actor: actorOf(a),
       });
-      return apiKeyView(k) as never;
+      return apiKeyView(k);
     },
   );
 };

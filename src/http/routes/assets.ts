@@ -1,15 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Services } from '../../services/index.js';
 import { assetView } from '../../services/assets.js';
 import { parseTypesFilter } from '../../domain/assets.js';
 import { AppError } from '../../domain/errors.js';
 import { requireAuth } from '../gatekeeper.js';
-import { planFileLimit, readMultipart } from '../multipart.js';
+import { planFileLimit, readMultipart, type MultipartForm } from '../multipart.js';
 import { IdParams, errorResponses } from '../schemas/common.js';
 import { TimelineSchema } from '../schemas/speech.js';
-import { compileBodyValidator } from '../validation.js';
 import {
   AssetListQuery,
   AssetPageSchema,
@@ -25,8 +24,15 @@ import {
 /** Accepted names of the file field: `file`, or the media kind. */
 export const UPLOAD_FILE_FIELDS = ['file', 'video', 'audio', 'image'] as const;
 
-/** The JSON form of POST /v2/assets/upload, checked as strictly as any JSON body. */
-const validateUploadRequest = compileBodyValidator(UploadRequestBody, 'body');
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** POST /v2/assets/upload as multipart/form-data: the form read before validation. */
+    assetForm?: MultipartForm;
+  }
+}
+
+type UploadRequest = Static<typeof UploadRequestBody>;
+type AssetUploadFields = Static<typeof AssetUploadForm>;
 
 function isJsonRequest(req: FastifyRequest): boolean {
   const type = req.headers['content-type'];
@@ -37,58 +43,20 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
   const tags = ['assets'];
   const tmpDir = services.config.tempDir;
 
-  app.post(
+  app.post<{ Body: UploadRequest | AssetUploadFields }>(
     '/v2/assets/upload',
     {
-      schema: {
-        tags,
-        summary:
-          'application/json {fileName, contentType, size}: a direct upload (201 {uploadUrl, url, expiresIn}); multipart/form-data: the file itself (201 Asset)',
-        consumes: ['application/json', 'multipart/form-data'],
-        body: Type.Union([UploadRequestBody, AssetUploadForm]),
-        response: {
-          201: Type.Union([UploadTargetSchema, AssetSchema]),
-          ...errorResponses(400, 401, 404, 413, 415, 422, 429),
-        },
-      },
-      // The body schema documents both forms; the JSON one is checked below, readMultipart reads and
-      // checks the stream itself.
-      validatorCompiler: () => () => true,
-    },
-    async (req, reply) => {
-      const { organization, key } = requireAuth(req);
-      if (!req.isMultipart()) {
-        if (!isJsonRequest(req)) {
-          throw new AppError('unsupported_media_type', {
-            message:
-              'Send application/json {fileName, contentType, size} to upload directly, or multipart/form-data with the file.',
-          });
-        }
-        const invalid = validateUploadRequest(req.body);
-        if (invalid) throw Object.assign(new Error('invalid body'), invalid);
-        const body = req.body as { fileName: string; contentType: string; size: number };
-        if (body.size > services.config.maxUploadBytes) {
-          throw new AppError('invalid_request', {
-            field: 'size',
-            message: `size must be at most ${services.config.maxUploadBytes} bytes.`,
-          });
-        }
-        const target = await services.assets.presignUpload({
-          organization,
-          keyId: key.id,
-          fileName: body.fileName,
-          contentType: body.contentType,
-          size: body.size,
+      // A multipart form is read (files streamed to disk) before validation; its fields and file are
+      // then checked by the form's schema like any body.
+      preValidation: async (req) => {
+        if (!req.isMultipart()) return;
+        const form = await readMultipart(req, {
+          tmpDir,
+          fileFields: UPLOAD_FILE_FIELDS,
+          limitSuggestion: `Send one file of at most ${services.config.maxUploadBytes} bytes, at most 32 fields and at most 1 MiB per field.`,
+          maxFileBytes: planFileLimit(requireAuth(req).organization, services.assets),
         });
-        return reply.code(201).send(target as never);
-      }
-      const form = await readMultipart(req, {
-        tmpDir,
-        fileFields: UPLOAD_FILE_FIELDS,
-        limitSuggestion: `Send one file of at most ${services.config.maxUploadBytes} bytes, at most 32 fields and at most 1 MiB per field.`,
-        maxFileBytes: planFileLimit(organization, services.assets),
-      });
-      try {
+        req.assetForm = form;
         const file = form.files[0];
         if (!file || form.files.length > 1) {
           throw new AppError('invalid_request', {
@@ -96,6 +64,32 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
             message: file ? 'Upload one file per request.' : 'The form has no file field (file).',
           });
         }
+        req.body = { ...form.fields, file: file.path };
+      },
+      onResponse: async (req) => {
+        await req.assetForm?.cleanup();
+      },
+      schema: {
+        tags,
+        summary:
+          'application/json {fileName, contentType, size}: a direct upload (201 {uploadUrl, url, expiresIn}); multipart/form-data: the file itself (201 Asset)',
+        body: {
+          content: {
+            'application/json': { schema: UploadRequestBody },
+            'multipart/form-data': { schema: AssetUploadForm },
+          },
+        },
+        response: {
+          201: Type.Union([UploadTargetSchema, AssetSchema]),
+          ...errorResponses(400, 401, 404, 413, 415, 422, 429),
+        },
+      },
+    },
+    async (req, reply) => {
+      const { organization, key } = requireAuth(req);
+      const form = req.assetForm;
+      if (form) {
+        const file = form.files[0]!;
         const asset = await services.assets.upload({
           organization,
           keyId: key.id,
@@ -106,10 +100,30 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
           projectId: form.fields.projectId,
           visibility: form.fields.visibility,
         });
-        return reply.code(201).send(assetView(asset, await services.assets.url(asset)) as never);
-      } finally {
-        await form.cleanup();
+        return reply.code(201).send(assetView(asset, await services.assets.url(asset)));
       }
+      // Other media types reach the handler unchecked (only JSON and multipart have a schema).
+      const body = req.body;
+      if (!isJsonRequest(req) || !('fileName' in body)) {
+        throw new AppError('unsupported_media_type', {
+          message:
+            'Send application/json {fileName, contentType, size} to upload directly, or multipart/form-data with the file.',
+        });
+      }
+      if (body.size > services.config.maxUploadBytes) {
+        throw new AppError('invalid_request', {
+          field: 'size',
+          message: `size must be at most ${services.config.maxUploadBytes} bytes.`,
+        });
+      }
+      const target = await services.assets.presignUpload({
+        organization,
+        keyId: key.id,
+        fileName: body.fileName,
+        contentType: body.contentType,
+        size: body.size,
+      });
+      return reply.code(201).send(target);
     },
   );
 
@@ -135,7 +149,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         projectId: req.body.projectId,
         tmpDir,
       });
-      return reply.code(201).send(assetView(asset, await services.assets.url(asset)) as never);
+      return reply.code(201).send(assetView(asset, await services.assets.url(asset)));
     },
   );
 
@@ -157,7 +171,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         req.query.contentSha256,
         req.query.type,
       );
-      return { asset: a ? assetView(a, await services.assets.url(a)) : null } as never;
+      return { asset: a ? assetView(a, await services.assets.url(a)) : null };
     },
   );
 
@@ -202,9 +216,10 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       const items = await Promise.all(
         page.items.map(async (a) => assetView(a, await services.assets.url(a))),
       );
-      const body: Record<string, unknown> = { items, totalCount: page.totalCount };
-      if (page.nextCursor !== null) body.nextCursor = page.nextCursor;
-      return body as never;
+      // nextCursor is left out on the last page.
+      return page.nextCursor === null
+        ? { items, totalCount: page.totalCount }
+        : { items, totalCount: page.totalCount, nextCursor: page.nextCursor };
     },
   );
 
@@ -214,7 +229,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     async (req) => {
       const { organization } = requireAuth(req);
       const a = await services.assets.get(organization.id, req.params.id);
-      return assetView(a, await services.assets.url(a)) as never;
+      return assetView(a, await services.assets.url(a));
     },
   );
 
@@ -230,7 +245,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     },
     async (req) => {
       const { organization } = requireAuth(req);
-      return (await services.assets.timelineOf(organization.id, req.params.id)) as never;
+      return await services.assets.timelineOf(organization.id, req.params.id);
     },
   );
 
@@ -246,7 +261,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     },
     async (req) => {
       const { organization } = requireAuth(req);
-      return assetView(await services.assets.delete(organization.id, req.params.id)) as never;
+      return assetView(await services.assets.delete(organization.id, req.params.id));
     },
   );
 };

@@ -1,14 +1,38 @@
 // Batches: create from a JSONL file (multipart), list, get, cancel, and the results file's redirect.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { readFile } from 'node:fs/promises';
 import type { Services } from '../../services/index.js';
 import { AppError } from '../../domain/errors.js';
 import { BATCH_FILE_MAX_BYTES } from '../../domain/batches.js';
 import { requireAuth } from '../gatekeeper.js';
-import { readMultipart } from '../multipart.js';
+import { readMultipart, type MultipartForm } from '../multipart.js';
 import { IdParams, errorResponses } from '../schemas/common.js';
-import { BatchSchema, CreateBatchResponse, ListBatchesQuery, ResultsQuery } from '../schemas/batches.js';
+import {
+  BatchForm,
+  BatchSchema,
+  CreateBatchResponse,
+  ListBatchesQuery,
+  ResultsQuery,
+} from '../schemas/batches.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** POST /v2/batch: the form read before validation. */
+    batchForm?: MultipartForm;
+  }
+}
+
+/** The form as its schema sees it; input is where the file was stored (never a text field's value). */
+function batchFormBody(form: MultipartForm): Static<typeof BatchForm> {
+  const file = form.files[0];
+  const { webhook_url, dry_run } = form.fields;
+  return {
+    ...(file ? { input: file.path } : {}),
+    ...(webhook_url !== undefined ? { webhook_url } : {}),
+    ...(dry_run !== undefined ? { dry_run } : {}),
+  };
+}
 
 export const batchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = ['batch'];
@@ -17,40 +41,46 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
   app.post(
     '/v2/batch',
     {
-      schema: {
-        tags,
-        summary: 'Create a batch from a JSONL file (multipart: input or file, webhook_url, dry_run)',
-        consumes: ['multipart/form-data'],
-        response: { 200: CreateBatchResponse, ...errorResponses(400, 401, 402, 413, 422, 429) },
-      },
-    },
-    async (request) => {
-      const auth = requireAuth(request);
-      const form = await readMultipart(request, {
-        tmpDir: services.config.tempDir,
-        fileFields: ['input', 'file'],
-        limitCode: 'batch_input_invalid',
-        maxFileBytes: {
-          bytes: BATCH_FILE_MAX_BYTES,
-          code: 'batch_input_invalid',
-          message: `The input file is larger than 5 MB (${BATCH_FILE_MAX_BYTES} bytes), the most a batch file may have.`,
-        },
-      });
-      try {
+      // The form is read (the file streamed to disk) before validation; its fields and the file's
+      // place are then checked by the form's schema like any body.
+      preValidation: async (request) => {
+        const form = await readMultipart(request, {
+          tmpDir: services.config.tempDir,
+          fileFields: ['input', 'file'],
+          limitCode: 'batch_input_invalid',
+          maxFileBytes: {
+            bytes: BATCH_FILE_MAX_BYTES,
+            code: 'batch_input_invalid',
+            message: `The input file is larger than 5 MB (${BATCH_FILE_MAX_BYTES} bytes), the most a batch file may have.`,
+          },
+        });
+        request.batchForm = form;
         if (form.files.length > 1)
           throw new AppError('batch_input_invalid', {
             field: 'input',
             message: 'Send one JSONL file, in the field "input" (or its alias "file").',
           });
-        const file = form.files[0];
-        return (await batches.create(auth, {
-          file: file ? await readFile(file.path) : null,
-          webhookUrl: form.fields.webhook_url,
-          dryRun: form.fields.dry_run,
-        })) as never;
-      } finally {
-        await form.cleanup();
-      }
+        request.body = batchFormBody(form);
+      },
+      onResponse: async (request) => {
+        await request.batchForm?.cleanup();
+      },
+      schema: {
+        tags,
+        summary: 'Create a batch from a JSONL file (multipart: input or file, webhook_url, dry_run)',
+        consumes: ['multipart/form-data'],
+        body: BatchForm,
+        response: { 200: CreateBatchResponse, ...errorResponses(400, 401, 402, 413, 422, 429) },
+      },
+    },
+    async (request) => {
+      const auth = requireAuth(request);
+      const { input, webhook_url, dry_run } = request.body;
+      return batches.create(auth, {
+        file: input === undefined ? null : await readFile(input),
+        webhookUrl: webhook_url,
+        dryRun: dry_run,
+      });
     },
   );
 
@@ -74,7 +104,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         limit: q.limit,
         cursor: q.cursor,
       });
-      return (await Promise.all(list.map((b) => batches.view(b)))) as never;
+      return await Promise.all(list.map((b) => batches.view(b)));
     },
   );
 
@@ -90,7 +120,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     },
     async (request) => {
       const auth = requireAuth(request);
-      return (await batches.view(await batches.get(auth.organization.id, request.params.id))) as never;
+      return await batches.view(await batches.get(auth.organization.id, request.params.id));
     },
   );
 
@@ -106,7 +136,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     },
     async (request) => {
       const auth = requireAuth(request);
-      return (await batches.view(await batches.cancel(auth.organization.id, request.params.id))) as never;
+      return await batches.view(await batches.cancel(auth.organization.id, request.params.id));
     },
   );
 

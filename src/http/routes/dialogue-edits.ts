@@ -50,8 +50,8 @@ export const dialogueEditRoutes: FastifyPluginAsyncTypebox<{ services: Services 
       },
     },
     async (request, reply) => {
-      const d = await edits.create(requireAuth(request), request.body as Record<string, unknown>);
-      return reply.code(201).send((await edits.view(d)) as never);
+      const d = await edits.create(requireAuth(request), request.body);
+      return reply.code(201).send(await edits.view(d));
     },
   );
 
@@ -63,7 +63,7 @@ export const dialogueEditRoutes: FastifyPluginAsyncTypebox<{ services: Services 
     async (request, reply) => {
       const d = await edits.get(requireAuth(request).organization.id, request.params.id);
       if (d.status === 'PENDING' || d.status === 'PROCESSING') void reply.header('Retry-After', '3');
-      return (await edits.view(d)) as never;
+      return await edits.view(d);
     },
   );
 };

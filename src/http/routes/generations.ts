@@ -72,14 +72,14 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     },
     async (request, reply) => {
       const auth = requireAuth(request);
-      const result = await gens.create(auth, request.body as never, {
+      const result = await gens.create(auth, request.body, {
         idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
         upload: request.generationForm,
       });
       if (result.replayed) void reply.header('Idempotency-Replayed', 'true');
       return reply
         .code(result.replayed ? 200 : 201)
-        .send((await gens.view(result.generation, auth.organization)) as never);
+        .send(await gens.view(result.generation, auth.organization));
     },
   );
 
@@ -124,17 +124,20 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
       } else {
         g = await gens.getFor(auth, request.params.id);
       }
-      const text = await gens.viewJson(
+      const { view, text } = await gens.viewWithJson(
         g,
         auth.organization,
         { progress: include.has('progress'), quality: include.has('quality') },
-        (view) => {
-          const out = reply.serialize(view);
+        (v) => {
+          const out = reply.serialize(v);
           return typeof out === 'string' ? out : new TextDecoder().decode(out);
         },
       );
-      // Text is sent as it is: Fastify's serializer already wrote it.
-      return reply.type('application/json; charset=utf-8').send(text as never);
+      // The text this route's serializer wrote (kept with a cached record) is what goes out.
+      return reply
+        .type('application/json; charset=utf-8')
+        .serializer(() => text)
+        .send(view);
     },
   );
 
@@ -159,7 +162,7 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
         limit: q.limit,
         cursor: q.cursor,
       });
-      return (await Promise.all(list.map((g) => gens.view(g, auth.organization)))) as never;
+      return await Promise.all(list.map((g) => gens.view(g, auth.organization)));
     },
   );
 
@@ -174,10 +177,7 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     },
     async (request) => {
       const auth = requireAuth(request);
-      return (await gens.view(
-        await gens.delete(auth.organization.id, request.params.id),
-        auth.organization,
-      )) as never;
+      return await gens.view(await gens.delete(auth.organization.id, request.params.id), auth.organization);
     },
   );
 
@@ -194,7 +194,7 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     },
     async (request) => {
       const auth = requireAuth(request);
-      return [await gens.analyzeCost(auth.organization, request.body as never)];
+      return [await gens.analyzeCost(auth.organization, request.body)];
     },
   );
 

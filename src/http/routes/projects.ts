@@ -21,7 +21,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     async (req, reply) => {
       const { organization } = requireAuth(req);
       const p = await services.projects.create(organization.id, req.body.name);
-      return reply.code(201).send(projectView(p) as never);
+      return reply.code(201).send(projectView(p));
     },
   );
 
@@ -37,7 +37,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     async (req) => {
       const { organization } = requireAuth(req);
       const list = await services.projects.list(organization.id, req.query.limit ?? 100, req.query.cursor);
-      return list.map(projectView) as never;
+      return list.map(projectView);
     },
   );
 
@@ -46,7 +46,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     { schema: { tags, params: IdParams, response: { 200: ProjectSchema, ...errorResponses(401, 404) } } },
     async (req) => {
       const { organization } = requireAuth(req);
-      return projectView(await services.projects.get(organization.id, req.params.id)) as never;
+      return projectView(await services.projects.get(organization.id, req.params.id));
     },
   );
 
@@ -63,9 +63,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       },
       async (req) => {
         const { organization } = requireAuth(req);
-        return projectView(
-          await services.projects.rename(organization.id, req.params.id, req.body.name),
-        ) as never;
+        return projectView(await services.projects.rename(organization.id, req.params.id, req.body.name));
       },
     );
   }
@@ -75,7 +73,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     { schema: { tags, params: IdParams, response: { 200: ProjectSchema, ...errorResponses(401, 404) } } },
     async (req) => {
       const { organization } = requireAuth(req);
-      return projectView(await services.projects.delete(organization.id, req.params.id)) as never;
+      return projectView(await services.projects.delete(organization.id, req.params.id));
     },
   );
 };

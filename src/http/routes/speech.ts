@@ -62,7 +62,7 @@ export const speechRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       if (r.replayed) void reply.header('Idempotency-Replayed', 'true');
       void reply.header('Location', `/v2/tts/jobs/${r.job.id}`);
       if (r.job.status === 'PENDING' || r.job.status === 'PROCESSING') void reply.header('Retry-After', '3');
-      return reply.code(r.replayed ? 200 : 202).send((await tts.jobView(r.job)) as never);
+      return reply.code(r.replayed ? 200 : 202).send(await tts.jobView(r.job));
     },
   );
 
@@ -79,7 +79,7 @@ export const speechRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       const auth = requireAuth(request);
       const j = await tts.getJob(auth.organization.id, request.params.id);
       if (j.status === 'PENDING' || j.status === 'PROCESSING') void reply.header('Retry-After', '3');
-      return (await tts.jobView(j)) as never;
+      return await tts.jobView(j);
     },
   );
 

@@ -26,7 +26,7 @@ export const transcriptionRoutes: FastifyPluginAsyncTypebox<{ services: Services
       const r = await transcriptions.create(requireAuth(request), request.body);
       // A reused job is still the answer to "transcribe this": 201 as the docs say, marked.
       if (r.reused) void reply.header('Transcription-Reused', 'true');
-      return reply.code(201).send((await transcriptions.view(r.transcription)) as never);
+      return reply.code(201).send(await transcriptions.view(r.transcription));
     },
   );
 
@@ -42,7 +42,7 @@ export const transcriptionRoutes: FastifyPluginAsyncTypebox<{ services: Services
     async (request, reply) => {
       const t = await transcriptions.get(requireAuth(request).organization.id, request.params.id);
       if (t.status === 'PENDING' || t.status === 'PROCESSING') void reply.header('Retry-After', '3');
-      return (await transcriptions.view(t)) as never;
+      return await transcriptions.view(t);
     },
   );
 };

@@ -158,7 +158,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
           if (services.drain.draining) void reply.header('retry-after', '1');
           return reply.code(204).send(null);
         }
-        return c as never;
+        return c;
       } finally {
         reply.raw.off('close', onClose);
         wait.dispose();
@@ -183,7 +183,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     async (request) => {
       const c = await held(request, request.params.id);
       if (!c) throw notHeld();
-      return (await gateway.input(c)) as never;
+      return await gateway.input(c);
     },
   );
 

@@ -52,15 +52,19 @@ export const AssetListQuery = Type.Object({
   ),
 });
 
-/** Documentation of the upload form (the body is read by the multipart helper, not by the schema). */
+/**
+ * The upload form. The multipart helper streams the file to disk first; the form is then checked as
+ * { fields…, file: where it was stored }. The service cleans the fields: names are cut to 255
+ * characters, visibility is read in any case.
+ */
 export const AssetUploadForm = Type.Object({
   file: Type.String({
     format: 'binary',
     description: 'The media file (also accepted under the names video, audio or image).',
   }),
-  name: Type.Optional(Type.String({ maxLength: 255 })),
+  name: Type.Optional(Type.String({ description: 'Cut to 255 characters.' })),
   projectId: Type.Optional(Type.String()),
-  visibility: Type.Optional(literals(ASSET_VISIBILITIES)),
+  visibility: Type.Optional(Type.String({ description: `${ASSET_VISIBILITIES.join(' or ')}, in any case.` })),
 });
 
 /** POST /v2/assets/upload with a JSON body: announce a direct upload. */

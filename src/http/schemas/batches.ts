@@ -50,6 +50,19 @@ export const BatchValidatedSchema = Type.Object(
 
 export const CreateBatchResponse = Type.Union([BatchSchema, BatchValidatedSchema]);
 
+/**
+ * The form of POST /v2/batch. The multipart helper streams the file to disk first; the form is then
+ * checked as { input: where the file was stored, webhook_url, dry_run }. A form without a file is the
+ * service's batch_input_invalid.
+ */
+export const BatchForm = Type.Object({
+  input: Type.Optional(
+    Type.String({ format: 'binary', description: 'The JSONL file, one request per line (alias: file).' }),
+  ),
+  webhook_url: Type.Optional(Type.String()),
+  dry_run: Type.Optional(Type.String({ description: 'true: validate the file, create nothing.' })),
+});
+
 export const ListBatchesQuery = Type.Object({
   status: Type.Optional(Type.String({ maxLength: 32 })),
   created_after: Type.Optional(Type.String({ maxLength: 64 })),

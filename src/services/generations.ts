@@ -91,7 +91,7 @@ export class GenerationService {
 
   private readonly admission: GenerationAdmission;
 
-  /** viewJson's texts, by the frozen record they were written from. */
+  /** viewWithJson's texts, by the frozen record they were written from. */
   private readonly viewTexts = new WeakMap<
     GenerationRecord,
     { outputUrl: string | null; progress: boolean; quality: boolean; text: string }
@@ -271,16 +271,6 @@ export class GenerationService {
       includeProgress: extra.progress,
       includeQuality: extra.quality,
     });
-  }
-
-  /** The view's JSON text alone (see viewWithJson). */
-  async viewJson(
-    g: GenerationRecord,
-    org: Organization,
-    extra: { progress: boolean; quality: boolean },
-    serialize: (view: GenerationView) => string,
-  ): Promise<string> {
-    return (await this.viewWithJson(g, org, extra, serialize)).text;
   }
 
   /**

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  binPath,
+  lipsyncBin,
   createDeployment,
   repoRoot,
   startServer,
@@ -43,7 +43,7 @@ interface WorkerProcess {
 function startWorker(env: Record<string, string>): WorkerProcess {
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !CONFIG_VARS.test(k)) base[k] = v;
-  const child = spawn(process.execPath, [binPath, 'worker'], {
+  const child = spawn(process.execPath, [lipsyncBin(), 'worker'], {
     cwd: repoRoot,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,11 +4,12 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { distState } from './dist-state.mjs';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The `lipsync` command as users run it (runs dist/, which scripts/run-tests.mjs keeps current). */
-export const binPath = join(repoRoot, 'bin', 'lipsync.js');
+/** The `lipsync` command as users run it: it runs dist/. Tests start it through lipsyncBin(). */
+const binPath = join(repoRoot, 'bin', 'lipsync.js');
 
 /** The shared media and model fixtures: LIPSYNC_FIXTURES_DIR or `<repo>/../shared/fixtures`. */
 export function fixturesDir(): string {
@@ -64,4 +65,19 @@ export function fixture(relativePath: string): string {
   const path = requireFixture(relativePath);
   if (relativePath.startsWith('media/')) requireFfmpeg();
   return path;
+}
+
+/**
+ * bin/lipsync.js, once dist/ is known to be built from the source as it is now: a test must never run
+ * an older build than the commit it tests. scripts/run-tests.mjs rebuilds a stale dist/ before e2e.
+ */
+export function lipsyncBin(): string {
+  const state = distState(repoRoot);
+  if (!state.fresh) {
+    throw new MissingTestDependency(
+      `dist/ is not built from the current source (${state.reason}): run \`npm run build\`, ` +
+        'or run the tests through scripts/run-tests.mjs, which rebuilds it',
+    );
+  }
+  return binPath;
 }

@@ -8,10 +8,13 @@
 // TEST_DATABASE=postgres first checks that PostgreSQL answers and fails with a clear message if not.
 // The default label names the database, and for e2e the storage too (TEST_STORAGE, local by default):
 // `e2e (postgres, s3)`.
-import { spawn } from 'node:child_process';
+// End-to-end tests run bin/lipsync.js, which runs dist/: when dist/ is missing or older than any file
+// under src/ (or a build setting), it is rebuilt first, so they always run this checkout's code.
+import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { distState } from '../test/helpers/dist-state.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const KINDS = ['unit', 'integration', 'e2e'];
@@ -103,6 +106,27 @@ if (database === 'postgres' && kind !== 'unit') {
     );
     record({ passed: 0, failed: 1, skipped: 0 });
     process.exit(1);
+  }
+}
+
+if (files.some((f) => relative(root, f).startsWith(join('test', 'e2e')))) {
+  const state = distState(root);
+  if (!state.fresh) {
+    console.log(`run-tests: building dist/ first: ${state.reason}`);
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+    const after = distState(root);
+    if (build.status !== 0 || !after.fresh) {
+      console.error(
+        `\nrun-tests: the build failed (${build.status ?? build.signal}${after.fresh ? '' : `; ${after.reason}`}): ` +
+          'the end-to-end tests would run stale code.\n',
+      );
+      record({ passed: 0, failed: 1, skipped: 0 });
+      process.exit(1);
+    }
   }
 }
 

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  binPath,
+  lipsyncBin,
   createDeployment,
   repoRoot,
   startServer,
@@ -43,7 +43,7 @@ interface WorkerProcess {
 function startWorker(env: Record<string, string>): WorkerProcess {
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !CONFIG_VARS.test(k)) base[k] = v;
-  const child = spawn(process.execPath, [binPath, 'worker'], {
+  const child = spawn(process.execPath, [lipsyncBin(), 'worker'], {
     cwd: repoRoot,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -102,34 +102,27 @@ describe(`API and a separate worker process (${DB})`, { timeout: 240_000 }, () =
       options: { sync_mode: 'bounce' },
     };
     const waiting = await createGeneration(apiServer, org, body);
-    // the API alone processes nothing
-    const heldSince = Date.now();
+    // the API alone processes nothing: a wait over real HTTP ends PENDING (that it is held until its
+    // timer, and woken by a change, is shown on the event bus in test/integration/generations-read)
     const held = await api(apiServer, org, 'GET', `/v2/generate/${waiting}?wait=true&timeout=2`);
     assert.equal(held.json.status, 'PENDING');
-    assert.ok(
-      Date.now() - heldSince >= 1800,
-      `a wait over real HTTP is held for its timeout (${Date.now() - heldSince} ms)`,
-    );
     assert.equal(held.headers.get('x-wait-timeout-seconds'), '2');
 
     worker = startWorker({ ...dep.env });
     // a long-poll that is already waiting when the worker finishes is woken by the change
-    const started = Date.now();
     let g = (await api(apiServer, org, 'GET', `/v2/generate/${waiting}?wait=true&timeout=10`)).json;
-    while (g.status !== 'COMPLETED' && Date.now() - started < 60_000) {
+    // a guard against a hang only
+    for (let polls = 1; g.status !== 'COMPLETED' && polls < 6; polls++) {
       g = (await api(apiServer, org, 'GET', `/v2/generate/${waiting}?wait=true&timeout=10`)).json;
     }
     assert.equal(g.status, 'COMPLETED', `${JSON.stringify(g)}\nworker output:\n${worker.output()}`);
 
     // now with the worker idle: submit and long-poll at once
     const second = await createGeneration(apiServer, org, body);
-    const t0 = Date.now();
     const res = await api(apiServer, org, 'GET', `/v2/generate/${second}?wait=true&timeout=10`);
-    const took = Date.now() - t0;
     assert.equal(res.status, 200);
     assert.equal(res.json.status, 'COMPLETED', `${res.text}\nworker output:\n${worker.output()}`);
     assert.equal(res.headers.get('x-wait-mode'), 'long_poll');
-    assert.ok(took < 9000, `the long-poll returned after ${took} ms (timeout 10 s)`);
 
     for (const id of [waiting, second]) {
       const p = await probeFile((await downloadOutput(apiServer, org, id, out)).path);

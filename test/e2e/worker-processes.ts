@@ -1,7 +1,7 @@
 // Real `lipsync worker` processes for end-to-end tests: started with their own environment, their pino
 // log lines readable, stopped gracefully or killed, their ffmpeg children found.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { binPath, repoRoot } from '../helpers/index.js';
+import { lipsyncBin, repoRoot } from '../helpers/index.js';
 
 export const CONFIG_VARS = /^(PORT|HOST|DATABASE_URL|REDIS_URL|LOG_LEVEL|LIPSYNC_.*)$/;
 /** A guard against hangs only: nothing here asserts how long anything took. */
@@ -37,7 +37,7 @@ export interface WorkerProcess {
 export function startWorker(name: string, env: Record<string, string>, args: string[] = []): WorkerProcess {
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !CONFIG_VARS.test(k)) base[k] = v;
-  const child = spawn(process.execPath, [binPath, 'worker', ...args], {
+  const child = spawn(process.execPath, [lipsyncBin(), 'worker', ...args], {
     cwd: repoRoot,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { requireFfmpeg } from './paths.js';
 
 const run = promisify(execFile);
 
@@ -71,6 +72,7 @@ export async function speak(text: string, speed: number, dir: string): Promise<S
 }
 
 export async function ffmpeg(input: Buffer, args: string[], dir: string): Promise<Buffer> {
+  requireFfmpeg();
   const name = join(dir, randomBytes(6).toString('hex'));
   await writeFile(`${name}.in`, input);
   await run('ffmpeg', [

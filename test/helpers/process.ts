@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { binPath, repoRoot } from './paths.js';
+import { lipsyncBin, repoRoot } from './paths.js';
 import { createTestSchema, testDatabase, type TestDatabase, type TestSchema } from './database.js';
 import { startS3rver, type S3rver } from './s3rver.js';
 
@@ -126,7 +126,7 @@ export async function runCli(
   args: string[],
   opts: { env?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<CliResult> {
-  const child = spawn(process.execPath, [binPath, ...args], {
+  const child = spawn(process.execPath, [lipsyncBin(), ...args], {
     cwd: repoRoot,
     env: { ...baseEnv(), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -210,7 +210,7 @@ export async function startServer(
     env.LIPSYNC_STORAGE === 's3'
       ? `${String(env.LIPSYNC_S3_ENDPOINT).replace(/\/+$/, '')}/${env.LIPSYNC_S3_BUCKET}/`
       : `${env.LIPSYNC_PUBLIC_URL}/v2/files/`;
-  const child = spawn(process.execPath, [binPath, 'serve'], {
+  const child = spawn(process.execPath, [lipsyncBin(), 'serve'], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
 import { startBackground, type Background } from '../../src/app/runtime.js';
+import { watchBusWaits } from '../helpers/bus-waits.js';
 import {
   fetchSigned,
   makeTestMedia,
@@ -126,15 +127,20 @@ describe(`get, list, delete, download, estimate (${DB})`, { timeout: 240_000 }, 
     });
 
     test('wait=true on a generation that stays PENDING returns it after the timeout, with the wait headers', async () => {
-      const started = Date.now();
-      const res = await get(`/v2/generate/${pending}?wait=true&timeout=1`);
-      const took = Date.now() - started;
+      const waits = watchBusWaits(t.services.bus);
+      let res;
+      try {
+        res = await get(`/v2/generate/${pending}?wait=true&timeout=1`);
+      } finally {
+        waits.restore();
+      }
       assert.equal(res.statusCode, 200);
       assert.equal(res.json().status, 'PENDING');
       assert.equal(res.headers['retry-after'], '2');
       assert.equal(res.headers['x-wait-mode'], 'long_poll');
       assert.equal(res.headers['x-wait-timeout-seconds'], '1');
-      assert.ok(took >= 900, `held for ${took} ms`);
+      // held on the bus until its timer ended the wait (other wake-ups re-read it and waited on)
+      assert.equal(waits.outcomes.at(-1), 'timeout', waits.outcomes.join(', '));
       // the default timeout is 5 s
       const d = await get(`/v2/generate/${pending}?wait=true`);
       assert.equal(d.headers['x-wait-timeout-seconds'], '5');
@@ -218,20 +224,25 @@ describe(`get, list, delete, download, estimate (${DB})`, { timeout: 240_000 }, 
 
     test('a long-poll returns as soon as the generation completes, well before the timeout', async () => {
       const g = await create();
-      const started = Date.now();
-      const res = await get(`/v2/generate/${g.id}?wait=true&timeout=10`);
-      const took = Date.now() - started;
-      assert.equal(res.statusCode, 200);
-      assert.equal(res.json().status, 'COMPLETED', res.body);
-      assert.equal(res.headers['x-wait-mode'], 'long_poll');
-      assert.equal(res.headers['x-wait-timeout-seconds'], '10');
-      assert.equal(res.headers['retry-after'], '2');
-      assert.ok(took < 9000, `the wait returned after ${took} ms`);
-      // a terminal generation answers at once
-      const again = Date.now();
-      const res2 = await get(`/v2/generate/${g.id}?wait=true&timeout=10`);
-      assert.equal(res2.json().status, 'COMPLETED');
-      assert.ok(Date.now() - again < 3000);
+      const waits = watchBusWaits(t.services.bus);
+      try {
+        const res = await get(`/v2/generate/${g.id}?wait=true&timeout=10`);
+        assert.equal(res.statusCode, 200);
+        assert.equal(res.json().status, 'COMPLETED', res.body);
+        assert.equal(res.headers['x-wait-mode'], 'long_poll');
+        assert.equal(res.headers['x-wait-timeout-seconds'], '10');
+        assert.equal(res.headers['retry-after'], '2');
+        // every wait was woken by a change of the generation (or dropped once it was done): none
+        // ran to its timer
+        assert.ok(!waits.outcomes.includes('timeout'), waits.outcomes.join(', '));
+        // a terminal generation answers at once: its one wait is dropped unwoken
+        waits.outcomes.length = 0;
+        const res2 = await get(`/v2/generate/${g.id}?wait=true&timeout=10`);
+        assert.equal(res2.json().status, 'COMPLETED');
+        assert.deepEqual(waits.outcomes, ['dropped']);
+      } finally {
+        waits.restore();
+      }
       // progress of a completed generation
       assert.equal((await get(`/v2/generate/${g.id}?include=progress`)).json().progress_percent, 100);
     });

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { fixture } from '../helpers/paths.js';
+import { fixture, requireFfmpeg } from '../helpers/paths.js';
 import { encodeForm, type FormPart } from '../helpers/multipart.js';
 import type { App } from '../../src/http/app.js';
 
@@ -26,6 +26,7 @@ export const LIFECYCLE_ENGINE_ENV: Readonly<Record<string, string>> = {
 };
 
 async function ffmpeg(args: string[]): Promise<void> {
+  requireFfmpeg();
   await run('ffmpeg', ['-v', 'error', '-y', ...args]);
 }
 

@@ -12,6 +12,7 @@ import { decodeFrames, encodeFrames, FramePool, frameBytes } from '../../src/med
 import { prefetch } from '../../src/engines/cpu/prefetch.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { makeTempDir, removeTempDir } from '../../src/media/tempdir.js';
+import { runningProcesses } from '../helpers/running-processes.js';
 import {
   collect,
   fileFrames,
@@ -48,14 +49,15 @@ describe('runFfmpeg', () => {
   });
 
   it('kills ffmpeg on timeout and on abort', async () => {
-    const endless = ['-f', 'lavfi', '-re', '-i', 'testsrc=size=64x64:rate=25', '-f', 'null', '-'];
-    let t = Date.now();
+    // An input that never ends: the call can only settle by stopping ffmpeg, which is then gone.
+    const source = 'testsrc=size=64x64:rate=25';
+    const endless = ['-f', 'lavfi', '-re', '-i', source, '-f', 'null', '-'];
     await assert.rejects(runFfmpeg(endless, { timeoutMs: 300 }), isProcessError('timeout'));
-    assert.ok(Date.now() - t < 3000);
-    t = Date.now();
+    assert.deepEqual(runningProcesses('ffmpeg', source), [], 'killed on timeout');
     await assert.rejects(runFfmpeg(endless, { signal: AbortSignal.timeout(300) }), isProcessError('aborted'));
-    assert.ok(Date.now() - t < 3000);
+    assert.deepEqual(runningProcesses('ffmpeg', source), [], 'killed on abort');
     await assert.rejects(runFfmpeg(endless, { signal: AbortSignal.abort() }), isProcessError('aborted'));
+    assert.deepEqual(runningProcesses('ffmpeg', source), []);
   });
 });
 
@@ -84,13 +86,14 @@ describe('raw frames', () => {
   it('stops ffmpeg when the consumer stops early, and applies backpressure', async () => {
     const spec = { inputArgs: ['-i', media('latentsync_demo1.mp4')], width: 1080, height: 1920 };
     const frameBytes = 1080 * 1920 * 3;
-    let t = Date.now();
+    const clip = 'latentsync_demo1.mp4';
     let n = 0;
     for await (const frame of decodeFrames(spec)) {
       assert.equal(frame.length, frameBytes);
       if (++n === 2) break;
     }
-    assert.ok(Date.now() - t < 3000, 'returned promptly');
+    // Leaving the loop stopped the decoder: it did not go on decoding the other 248 frames.
+    assert.deepEqual(runningProcesses('ffmpeg', clip), [], 'ffmpeg stopped with the consumer');
 
     // A paused consumer: Node must not buffer the rest of the video (250 frames, 1.5 GB).
     const it = decodeFrames(spec)[Symbol.asyncIterator]();
@@ -99,9 +102,9 @@ describe('raw frames', () => {
     await sleep(1500);
     const grown = process.memoryUsage().arrayBuffers - before;
     assert.ok(grown < 4 * frameBytes, `buffered ${(grown / frameBytes).toFixed(1)} frames while paused`);
-    t = Date.now();
+    assert.equal(runningProcesses('ffmpeg', clip).length, 1, 'the paused decoder is still there');
     await it.return?.(undefined);
-    assert.ok(Date.now() - t < 3000);
+    assert.deepEqual(runningProcesses('ffmpeg', clip), [], 'and stopped when the consumer returns');
   });
 
   it('engine path: conformed frames -> transform -> encodeFrames with the soundtrack', async () => {

@@ -59,6 +59,9 @@ interface Claim {
   uploadUrl: string;
 }
 
+/** The real setTimeout, for a guard while a test holds timers still (mock.timers). */
+const realSetTimeout = globalThis.setTimeout;
+
 describe(`remote worker protocol (${DB})`, { timeout: 180_000 }, () => {
   let t: TestServices;
   let m: TestMedia;
@@ -272,16 +275,40 @@ describe(`remote worker protocol (${DB})`, { timeout: 180_000 }, () => {
     assert.ok(await t.services.blobs.exists(a.input.visual.blobKey), 'the input is untouched');
   });
 
-  test('a long-polled claim answers as soon as work is queued', async () => {
-    const started = Date.now();
-    const pending = claim(tokenB, { kinds: ['generation'], waitSeconds: 20 });
-    await new Promise((r) => setTimeout(r, 300));
-    const id = await generate();
-    const res = await pending;
-    assert.equal(res.statusCode, 200, res.body);
-    assert.equal((res.json() as Claim).job.subjectId, id);
-    // Without the announcement the claim would sleep up to its 5 s safety net.
-    assert.ok(Date.now() - started < 4_500, `answered after ${Date.now() - started} ms`);
+  test('a long-polled claim answers as soon as work is queued', async (tt) => {
+    // The claim re-checks on a timer (at most every 5 s); timers are held still here, so only the
+    // work announcement can wake it. A claim that missed it would hang until the guard below.
+    const bus = t.services.bus;
+    const onWork = bus.onWork;
+    let listening!: () => void;
+    const subscribed = new Promise<void>((resolve) => (listening = resolve));
+    bus.onWork = (listener) => {
+      const off = onWork.call(bus, listener);
+      listening();
+      return off;
+    };
+    tt.mock.timers.enable({ apis: ['setTimeout'] });
+    let res;
+    let id: string;
+    try {
+      const pending = claim(tokenB, { kinds: ['generation'], waitSeconds: 20 });
+      await subscribed;
+      id = await generate();
+      // A guard against a hang only, on a timer taken before they were held.
+      let guardTimer: NodeJS.Timeout | undefined;
+      const guard = new Promise<never>((_, reject) => {
+        guardTimer = realSetTimeout(
+          () => reject(new Error('the claim was not woken by the work announcement')),
+          60_000,
+        );
+      });
+      res = await Promise.race([pending, guard]).finally(() => clearTimeout(guardTimer));
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal((res.json() as Claim).job.subjectId, id);
+    } finally {
+      tt.mock.timers.reset();
+      bus.onWork = onWork;
+    }
     // Fail it for good: the generation fails with the worker's error.
     const c = res.json() as Claim;
     const failed = await call(tokenB, c, 'fail', {

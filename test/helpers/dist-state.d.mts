@@ -1,0 +1,2 @@
+export declare const DIST_ENTRY: string;
+export declare function distState(root: string): { fresh: true } | { fresh: false; reason: string };

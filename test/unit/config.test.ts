@@ -32,7 +32,6 @@ describe('config defaults', () => {
     assert.equal(c.workerConcurrency, 1);
     assert.equal(c.bodyLimitBytes, 10 * 1024 * 1024);
     assert.equal(c.maxUploadBytes, 5 * 1024 ** 3);
-    assert.equal(c.fixturesDir, null);
     assert.equal(c.defaultEngine, 'cpu');
   });
 
@@ -53,7 +52,6 @@ describe('config defaults', () => {
       'LIPSYNC_WORKER_CONCURRENCY',
       'LIPSYNC_JSON_BODY_LIMIT_BYTES',
       'LIPSYNC_MAX_UPLOAD_BYTES',
-      'LIPSYNC_FIXTURES_DIR',
       'LIPSYNC_DEFAULT_ENGINE',
     ];
     const empty = Object.fromEntries(names.map((n) => [n, '']));

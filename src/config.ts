@@ -318,8 +318,8 @@ export const ENV_VARIABLES = {
   LIPSYNC_OPENAI_TTS_MODEL: { group: 'speech', schema: textVar('Its model.', 'tts-1') },
   LIPSYNC_OPENAI_TTS_VOICES: {
     group: 'speech',
-    schema: textVar('Its voices, comma-separated.'),
-    defaultText: 'the OpenAI voices',
+    schema: textVar('Voices offered when the server cannot list its own, comma-separated.'),
+    defaultText: "OpenAI's own voices",
   },
   LIPSYNC_ELEVENLABS_ENABLED: {
     group: 'speech',

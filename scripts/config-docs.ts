@@ -33,17 +33,20 @@ function amount(name: string, n: number): string {
 }
 
 function typeOf(name: string, s: SchemaFacts): string {
-  if (s.anyOf) return s.anyOf.map((v) => `\`${v.const}\``).join(' \\| ');
+  if (s.anyOf) {
+    const values = s.anyOf.map((v) => `\`${v.const}\``);
+    return `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
+  }
   if (s.type === 'integer') return `integer ${amount(name, s.minimum ?? 0)}–${amount(name, s.maximum ?? 0)}`;
   if (s.type === 'boolean') return 'boolean';
-  if (s.protocols) return `URL (${s.protocols.map((p) => p.replace(/:$/, '')).join(', ')})`;
+  if (s.protocols) return `${s.protocols.map((p) => p.replace(/:$/, '')).join('/')} URL`;
   if (s.minLength) return `string, ≥ ${s.minLength} characters`;
   return 'string';
 }
 
-function defaultOf(name: string, v: EnvVariable, s: SchemaFacts): string {
+function defaultOf(name: string, v: EnvVariable, s: SchemaFacts): string | null {
   if (v.defaultText) return v.defaultText;
-  if (s.default === undefined) return '(none)';
+  if (s.default === undefined) return null;
   if (typeof s.default === 'boolean') return s.default ? '`1`' : '`0`';
   if (typeof s.default === 'number' && name.endsWith('_BYTES')) return amount(name, s.default);
   return `\`${String(s.default)}\``;
@@ -64,10 +67,12 @@ export async function renderConfigurationDoc(): Promise<string> {
   for (const [group, title] of Object.entries(CONFIG_GROUPS)) {
     const vars = all.filter(([, v]) => v.group === group);
     if (vars.length === 0) continue;
-    lines.push(`## ${title}`, '', '| variable | type | default | meaning |', '| --- | --- | --- | --- |');
+    lines.push(`## ${title}`, '');
     for (const [name, v] of vars) {
       const s = v.schema as SchemaFacts;
-      lines.push(`| \`${name}\` | ${typeOf(name, s)} | ${defaultOf(name, v, s)} | ${s.description ?? ''} |`);
+      const def = defaultOf(name, v, s);
+      const facts = def === null ? typeOf(name, s) : `${typeOf(name, s)}; default ${def}`;
+      lines.push(`- \`${name}\` (${facts}): ${s.description ?? ''}`);
     }
     lines.push('');
   }

@@ -15,7 +15,7 @@ test('docs/configuration.md is what npm run docs:config writes', async () => {
 test('docs/configuration.md lists every variable exactly once', () => {
   const doc = readFileSync(CONFIGURATION_DOC, 'utf8');
   for (const name of Object.keys(ENV_VARIABLES)) {
-    const rows = doc.split('\n').filter((line) => line.startsWith(`| \`${name}\` `));
+    const rows = doc.split('\n').filter((line) => line.startsWith(`- \`${name}\` `));
     assert.equal(rows.length, 1, name);
   }
 });

@@ -94,7 +94,7 @@ const CLOCK_TICKS = 100;
  * that have exited and been waited for (the ffmpeg runs of a service process, or of this one, also
  * those of its spawn helper); and the
  * minor page faults the process itself has taken (each costs 11-13 µs on the paravirtualized machine
- * of docs/benchmarks.md). Null where /proc cannot be read.
+ * of bench/results/2026-history.md). Null where /proc cannot be read.
  */
 export function processCpuSeconds(
   pid: number | 'self',

@@ -7,7 +7,7 @@
 //                                   each autocommitted: the SQL a job cannot do without, no handler
 //   claim statement only            the claim statement alone, as the issue words it; its jobs stay
 //                                   running, and the claim counts running jobs, so this loop slows
-//                                   down as it goes (see docs/benchmarks.md)
+//                                   down as it goes (see bench/results/2026-history.md)
 //
 //   node --import tsx bench/queue.ts [--quick] [--no-postgres] [--jobs=N] [--rounds=N]
 //                                    [--concurrency=1,4,16] [--orgs=N]

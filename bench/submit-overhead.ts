@@ -425,8 +425,8 @@ await runMain(
       }
       const faults = service.map((x) => x.minorFaults).filter((x): x is number => x !== null);
       if (faults.length === RUNS) {
-        // After every spawn the server process faults once per page it writes (docs/benchmarks.md,
-        // "Fewer processes per job").
+        // After every spawn the server process faults once per page it writes
+        // (bench/results/2026-history.md, "Fewer processes per job").
         console.log(
           `minor page faults of the server process per generation: ${num(median(faults), 0)} (median)`,
         );

@@ -2,6 +2,7 @@
 // message naming every bad variable. No other module reads process.env.
 import { join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
+import { Type, type TSchema } from '@sinclair/typebox';
 import { isPlan, PLANS, type Plan } from './domain/plans.js';
 
 export type Role = 'api' | 'worker' | 'all';
@@ -9,6 +10,405 @@ export type Role = 'api' | 'worker' | 'all';
 /** The built-in engines (src/engines/registry.ts). */
 export const ENGINE_NAMES = ['cpu', 'passthrough'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
+
+const SPEECH_PROVIDERS = ['local', 'openai', 'elevenlabs'] as const;
+
+/** Groups of the configuration reference (docs/configuration.md), in the order it lists them. */
+export const CONFIG_GROUPS = {
+  server: 'Server',
+  http: 'HTTP connections',
+  database: 'Database and data folder',
+  storage: 'Storage and signed URLs',
+  limits: 'Limits',
+  workers: 'Workers and jobs',
+  engine: 'Engine and articulation',
+  speech: 'Speech: synthesis, voices, recognition',
+  webhooks: 'Webhooks',
+  operations: 'Metrics and shutdown',
+  cli: 'The lipsync command (client side)',
+} as const;
+export type ConfigGroup = keyof typeof CONFIG_GROUPS;
+
+/**
+ * One environment variable: its group and a TypeBox schema holding its type, bounds, default and
+ * description. `defaultText` says the default in words where it depends on other variables.
+ */
+export interface EnvVariable {
+  readonly group: ConfigGroup;
+  readonly schema: TSchema;
+  readonly defaultText?: string;
+}
+
+const intVar = (minimum: number, maximum: number, def: number | undefined, description: string) =>
+  Type.Integer({ minimum, maximum, default: def, description });
+const flagVar = (def: boolean, description: string) => Type.Boolean({ default: def, description });
+const textVar = (description: string, def?: string) => Type.String({ default: def, description });
+const enumVar = (values: readonly string[], def: string, description: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { default: def, description },
+  );
+const urlVar = (protocols: readonly string[], description: string) =>
+  Type.String({ format: 'uri', protocols, description });
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const GiB = 1024 ** 3;
+
+/**
+ * Every environment variable the service reads: the one table that loadConfig parses and validates
+ * against and that docs/configuration.md is generated from (npm run docs:config).
+ */
+export const ENV_VARIABLES = {
+  PORT: { group: 'server', schema: intVar(0, 65535, 8080, 'HTTP port of the API.') },
+  HOST: { group: 'server', schema: textVar('Bind address of the API.', '0.0.0.0') },
+  LIPSYNC_PUBLIC_URL: {
+    group: 'server',
+    schema: urlVar(
+      ['http:', 'https:'],
+      'Public base URL: signed file URLs and the OpenAPI server are built on it.',
+    ),
+    defaultText: '`http://localhost:$PORT`',
+  },
+  LIPSYNC_ROLE: {
+    group: 'server',
+    schema: enumVar(
+      ['api', 'worker', 'all'],
+      'all',
+      '`api` serves HTTP only, `worker` runs jobs only, `all` both.',
+    ),
+  },
+  LOG_LEVEL: { group: 'server', schema: enumVar(LOG_LEVELS, 'info', 'pino log level.') },
+  LIPSYNC_TRUST_PROXY: {
+    group: 'server',
+    schema: flagVar(
+      false,
+      'Behind a reverse proxy: client IPs (per-IP rate limits) come from `X-Forwarded-For`.',
+    ),
+  },
+
+  LIPSYNC_REQUEST_TIMEOUT_SECONDS: {
+    group: 'http',
+    schema: intVar(
+      1,
+      24 * 3600,
+      600,
+      'Time to receive a whole request, headers and body; then 408 and close.',
+    ),
+  },
+  LIPSYNC_HEADERS_TIMEOUT_SECONDS: {
+    group: 'http',
+    schema: intVar(1, 3600, 30, 'Time to receive the request headers; at most the request timeout.'),
+  },
+  LIPSYNC_CONNECTION_TIMEOUT_SECONDS: {
+    group: 'http',
+    schema: intVar(
+      0,
+      24 * 3600,
+      600,
+      'A socket idle this long is closed; 0 = never. Must exceed 10 (long-polls) and the fetch timeout.',
+    ),
+  },
+  LIPSYNC_KEEP_ALIVE_TIMEOUT_SECONDS: {
+    group: 'http',
+    schema: intVar(1, 3600, 72, 'How long an idle keep-alive connection waits for its next request.'),
+  },
+
+  LIPSYNC_DATA_DIR: {
+    group: 'database',
+    schema: textVar(
+      'SQLite file, stored media (local storage), temp files, the generated signing secret.',
+      './data',
+    ),
+  },
+  DATABASE_URL: {
+    group: 'database',
+    schema: urlVar(['postgres:', 'postgresql:'], 'PostgreSQL database; unset = SQLite in the data folder.'),
+  },
+  REDIS_URL: {
+    group: 'database',
+    schema: urlVar(
+      ['redis:', 'rediss:'],
+      'Shares rate-limit counters between API instances; unset = in memory.',
+    ),
+  },
+
+  LIPSYNC_STORAGE: {
+    group: 'storage',
+    schema: enumVar(
+      ['local', 's3'],
+      'local',
+      'Where media and outputs live: the data folder or an S3 bucket.',
+    ),
+  },
+  LIPSYNC_S3_BUCKET: {
+    group: 'storage',
+    schema: textVar('An existing bucket (checked at start, never created); required with `s3`.'),
+  },
+  LIPSYNC_S3_ACCESS_KEY_ID: { group: 'storage', schema: textVar('Access key id; required with `s3`.') },
+  LIPSYNC_S3_SECRET_ACCESS_KEY: {
+    group: 'storage',
+    schema: textVar('Secret key (never logged); required with `s3`.'),
+  },
+  LIPSYNC_S3_ENDPOINT: {
+    group: 'storage',
+    schema: urlVar(
+      ['http:', 'https:'],
+      'An S3-compatible server (MinIO, R2, ...); unset = AWS S3 of the region.',
+    ),
+  },
+  LIPSYNC_S3_REGION: {
+    group: 'storage',
+    schema: textVar("The bucket's region (`auto` for Cloudflare R2).", 'us-east-1'),
+  },
+  LIPSYNC_S3_FORCE_PATH_STYLE: {
+    group: 'storage',
+    schema: flagVar(false, '`<endpoint>/<bucket>/<key>` URLs (usual for MinIO).'),
+  },
+  LIPSYNC_SIGNING_SECRET: {
+    group: 'storage',
+    schema: Type.String({
+      minLength: 32,
+      description: 'HMAC key of signed file URLs; set the same value on every API instance.',
+    }),
+    defaultText: 'generated once into the data folder',
+  },
+  LIPSYNC_UPLOAD_SWEEP_GRACE_SECONDS: {
+    group: 'storage',
+    schema: intVar(
+      0,
+      7 * 24 * 3600,
+      3600,
+      'Unregistered direct uploads are removed this long after their URL expired.',
+    ),
+  },
+
+  LIPSYNC_ALLOW_PRIVATE_URLS: {
+    group: 'limits',
+    schema: flagVar(
+      false,
+      'Media and webhook URLs may reach loopback and private addresses (tests, private networks).',
+    ),
+  },
+  LIPSYNC_RATE_LIMIT_ENABLED: { group: 'limits', schema: flagVar(true, 'Off disables rate limiting.') },
+  LIPSYNC_RATE_LIMIT_PER_MINUTE: {
+    group: 'limits',
+    schema: intVar(
+      1,
+      1_000_000,
+      600,
+      'Requests per minute per key (or IP) of endpoints without a tabled limit.',
+    ),
+  },
+  LIPSYNC_JSON_BODY_LIMIT_BYTES: {
+    group: 'limits',
+    schema: intVar(1024, 1024 ** 3, 10 * 1024 ** 2, 'Largest JSON request body.'),
+  },
+  LIPSYNC_MAX_UPLOAD_BYTES: {
+    group: 'limits',
+    schema: intVar(1, 5 * GiB, 5 * GiB, 'Largest file of a multipart upload.'),
+  },
+  LIPSYNC_FETCH_MAX_BYTES: {
+    group: 'limits',
+    schema: intVar(1, 5 * GiB, 5 * GiB, 'Largest download of a media URL.'),
+  },
+  LIPSYNC_FETCH_TIMEOUT_SECONDS: {
+    group: 'limits',
+    schema: intVar(1, 3600, 300, 'Longest download of a media URL.'),
+  },
+  LIPSYNC_BATCH_CONCURRENCY: {
+    group: 'limits',
+    schema: Type.String({
+      pattern: '^[a-z]+=\\d+(,[a-z]+=\\d+)*$',
+      description:
+        'Unfinished batches per organization by plan, `plan=n,...` (one organization: `lipsync org batch-limits`).',
+    }),
+    defaultText: '`scale=2,enterprise=5`',
+  },
+
+  LIPSYNC_WORKER_CONCURRENCY: {
+    group: 'workers',
+    schema: intVar(1, 64, 1, 'Jobs run at once per worker process (`lipsync worker --concurrency`).'),
+  },
+  LIPSYNC_WORKER_KINDS: {
+    group: 'workers',
+    schema: Type.String({
+      pattern: '^[a-z][a-z0-9_-]{0,63}(,[a-z][a-z0-9_-]{0,63})*$',
+      description: 'Job kinds this process runs, comma-separated (`lipsync worker --kinds generation`).',
+    }),
+    defaultText: 'every kind',
+  },
+  LIPSYNC_WORKER_IDLE_POLL_MS: {
+    group: 'workers',
+    schema: intVar(50, 60_000, 1000, 'Longest sleep of an idle worker; new work wakes it at once.'),
+    defaultText: '`1000` (SQLite), `5000` (PostgreSQL)',
+  },
+  LIPSYNC_WORKER_UPLOAD_MAX_BYTES: {
+    group: 'workers',
+    // Two outputs (a generation and its watermarked copy) of the largest plan file size.
+    schema: intVar(1024 ** 2, 1024 ** 4, 10 * GiB, 'The most one attempt of a remote job uploads in total.'),
+  },
+  LIPSYNC_JOB_LEASE_SECONDS: {
+    group: 'workers',
+    schema: intVar(2, 3600, 30, "A job's lease without a heartbeat before the watchdog requeues it."),
+  },
+  LIPSYNC_JOB_MAX_ATTEMPTS: {
+    group: 'workers',
+    schema: intVar(1, 20, 3, 'Claims of one job before it fails (a graceful shutdown does not count).'),
+  },
+  LIPSYNC_JOB_TIMEOUT_SECONDS: {
+    group: 'workers',
+    schema: intVar(10, 7 * 24 * 3600, 3600, 'Longest run of one attempt, from its start; then `TIMED_OUT`.'),
+  },
+
+  LIPSYNC_DEFAULT_ENGINE: {
+    group: 'engine',
+    schema: enumVar(ENGINE_NAMES, 'cpu', 'Engine of every model the engines file does not map.'),
+  },
+  LIPSYNC_ENGINES_FILE: {
+    group: 'engine',
+    schema: textVar(
+      'JSON mapping of model ids to engines and their settings (docs/engine.md); unset = built-in.',
+    ),
+  },
+  LIPSYNC_ENGINE_WARM_UP: {
+    group: 'engine',
+    schema: flagVar(
+      true,
+      'A worker loads the face models at start and keeps them loaded (about 160 MB per job slot).',
+    ),
+  },
+  LIPSYNC_MODELS_DIR: {
+    group: 'engine',
+    schema: textVar('Optional model files (`lipsync models download`), such as the viseme model.'),
+    defaultText: '`$LIPSYNC_DATA_DIR/models`',
+  },
+  LIPSYNC_ARTICULATION: {
+    group: 'engine',
+    schema: enumVar(
+      ['auto', 'acoustic'],
+      'auto',
+      '`auto`: voice activity with transcript alignment or recognition; `acoustic`: loudness only.',
+    ),
+  },
+  LIPSYNC_ARTICULATION_RECOGNIZE: {
+    group: 'engine',
+    schema: flagVar(false, 'Recordings without a transcript are recognized to shape the mouth per sound.'),
+    defaultText: 'off; on when `LIPSYNC_STT_PROVIDER` is `openai`',
+  },
+  LIPSYNC_PRICING_FILE: {
+    group: 'engine',
+    schema: textVar('JSON per-model prices for estimates (docs/pricing.md); unset = built-in table.'),
+  },
+
+  LIPSYNC_TTS_DEFAULT_PROVIDER: {
+    group: 'speech',
+    schema: enumVar(SPEECH_PROVIDERS, 'local', 'Provider of a TTS request or text input that names none.'),
+  },
+  LIPSYNC_TTS_TIMEOUT_SECONDS: {
+    group: 'speech',
+    // A 5,000-character script took the local engines 8-16 s on a loaded 2-core machine; the margin is
+    // for slower machines and remote providers under load.
+    schema: intVar(1, 600, 120, 'Longest synthesis; then 504 `provider_service_unavailable`.'),
+  },
+  LIPSYNC_OPENAI_TTS_URL: {
+    group: 'speech',
+    schema: urlVar(['http:', 'https:'], 'An OpenAI-compatible speech server; unset = provider off.'),
+  },
+  LIPSYNC_OPENAI_TTS_API_KEY: { group: 'speech', schema: textVar('Its API key.') },
+  LIPSYNC_OPENAI_TTS_MODEL: { group: 'speech', schema: textVar('Its model.', 'tts-1') },
+  LIPSYNC_OPENAI_TTS_VOICES: {
+    group: 'speech',
+    schema: textVar('Voices offered when the server cannot list its own, comma-separated.'),
+    defaultText: "OpenAI's own voices",
+  },
+  LIPSYNC_ELEVENLABS_ENABLED: {
+    group: 'speech',
+    schema: flagVar(false, 'ElevenLabs on; without a server-wide key, organizations bring their own.'),
+    defaultText: 'on when its key or URL is set',
+  },
+  LIPSYNC_ELEVENLABS_API_KEY: { group: 'speech', schema: textVar('Server-wide ElevenLabs key.') },
+  LIPSYNC_ELEVENLABS_URL: {
+    group: 'speech',
+    schema: urlVar(['http:', 'https:'], 'ElevenLabs API base URL.'),
+    defaultText: '`https://api.elevenlabs.io`',
+  },
+  LIPSYNC_ELEVENLABS_MODEL: {
+    group: 'speech',
+    schema: textVar('ElevenLabs model.', 'eleven_multilingual_v2'),
+  },
+  LIPSYNC_VOICE_CLONE_VERIFICATION: {
+    group: 'speech',
+    schema: flagVar(false, 'Clones need `lipsync voice verify ID` (consent) before use.'),
+  },
+  LIPSYNC_STT_PROVIDER: {
+    group: 'speech',
+    schema: enumVar(
+      ['local', 'openai'],
+      'local',
+      'Speech recognition of transcriptions (docs/transcription.md).',
+    ),
+    defaultText: '`local`; `openai` when `LIPSYNC_OPENAI_STT_URL` is set',
+  },
+  LIPSYNC_OPENAI_STT_URL: {
+    group: 'speech',
+    schema: urlVar(['http:', 'https:'], 'An OpenAI-compatible transcription server; unset = off.'),
+  },
+  LIPSYNC_OPENAI_STT_API_KEY: { group: 'speech', schema: textVar('Its API key.') },
+  LIPSYNC_OPENAI_STT_MODEL: { group: 'speech', schema: textVar('Its model.', 'whisper-1') },
+
+  LIPSYNC_WEBHOOK_RETRY_HOURS: {
+    group: 'webhooks',
+    schema: intVar(1, 168, 24, 'How long a webhook delivery is retried.'),
+  },
+  LIPSYNC_WEBHOOK_TIMEOUT_SECONDS: {
+    group: 'webhooks',
+    schema: intVar(1, 120, 10, 'Timeout of one delivery attempt.'),
+  },
+
+  LIPSYNC_METRICS_TOKEN: {
+    group: 'operations',
+    schema: textVar('When set, `GET /metrics` needs `Authorization: Bearer <token>`.'),
+  },
+  LIPSYNC_METRICS_PORT: {
+    group: 'operations',
+    schema: intVar(
+      1,
+      65535,
+      undefined,
+      'A listener of its own for `GET /metrics` and `/healthz` (how workers are scraped).',
+    ),
+  },
+  LIPSYNC_METRICS_HOST: {
+    group: 'operations',
+    schema: textVar('Bind address of that listener.'),
+    defaultText: '`HOST`',
+  },
+  LIPSYNC_SHUTDOWN_DRAIN_SECONDS: {
+    group: 'operations',
+    schema: intVar(0, 600, 5, 'After SIGTERM, an API instance reads not ready but keeps serving this long.'),
+  },
+  LIPSYNC_SHUTDOWN_TIMEOUT_SECONDS: {
+    group: 'operations',
+    schema: intVar(
+      1,
+      3600,
+      25,
+      'Hard cap of a shutdown (more than the drain); then open requests are cut, exit 1.',
+    ),
+  },
+
+  LIPSYNC_SERVER: {
+    group: 'cli',
+    schema: textVar('The server client commands talk to (instead of `--server`).'),
+    defaultText: '`http://127.0.0.1:$PORT`',
+  },
+  LIPSYNC_API_KEY: { group: 'cli', schema: textVar('The API key of client commands (instead of `--key`).') },
+  LIPSYNC_WORKER_TOKEN: {
+    group: 'cli',
+    schema: textVar('The token of `lipsync worker --server` (instead of `--token`).'),
+  },
+} as const satisfies Record<string, EnvVariable>;
+export type EnvName = keyof typeof ENV_VARIABLES;
 
 /** Speech providers (docs/speech.md). */
 export interface SpeechConfig {
@@ -87,7 +487,6 @@ export interface Config {
   readonly workerUploadMaxBytes: number;
   /** How long after its URL expired an unregistered direct upload is kept (then swept). */
   readonly uploadSweepGraceMs: number;
-  readonly fixturesDir: string | null;
   /** How long a worker's claim on a job lasts without a heartbeat. */
   readonly jobLeaseMs: number;
   /** Claims of one generation before the watchdog fails it (worker lost). */
@@ -158,18 +557,97 @@ type Env = Record<string, string | undefined>;
 /** Seconds a long-poll (GET /v2/generate/:id?wait=true) may hold an idle connection: the spec's maximum. */
 const LONG_POLL_MAX_SECONDS = 10;
 
-type IntReader = (name: string, def: number, min: number, max: number) => number;
+/** "a, b or c" */
+function orList(values: readonly string[]): string {
+  return values.length < 2 ? values.join('') : `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
+}
+
+/**
+ * Reads variables of ENV_VARIABLES from `env`, each checked against its schema; a bad value adds a
+ * problem naming the variable and gives the default. An empty value means the default.
+ */
+function envReader(env: Env, problems: string[]) {
+  const schema = (name: EnvName) =>
+    ENV_VARIABLES[name].schema as TSchema & {
+      minimum?: number;
+      maximum?: number;
+      minLength?: number;
+      protocols?: string[];
+      anyOf?: { const: string }[];
+    };
+  const raw = (name: EnvName): string | undefined => (env[name] === '' ? undefined : env[name]);
+
+  const int = (name: EnvName, def: number = schema(name).default as number): number => {
+    const value = raw(name);
+    if (value === undefined) return def;
+    const { minimum: min, maximum: max } = schema(name);
+    // Digits only: Number() would also take ' ' (0), '0x10' or '1e3'.
+    const n = /^\s*-?\d+\s*$/.test(value) ? Number(value) : NaN;
+    if (!Number.isInteger(n) || n < (min as number) || n > (max as number)) {
+      problems.push(`${name}=${JSON.stringify(value)} must be an integer from ${min} to ${max}`);
+      return def;
+    }
+    return n;
+  };
+  // `fallback` where the default depends on other variables (or for a switch with no entry).
+  const bool = (name: EnvName, fallback?: boolean): boolean => {
+    const def = fallback ?? (schema(name).default as boolean);
+    const value = raw(name);
+    if (value === undefined) return def;
+    if (['1', 'true', 'yes', 'on'].includes(value.toLowerCase())) return true;
+    if (['0', 'false', 'no', 'off'].includes(value.toLowerCase())) return false;
+    problems.push(`${name}=${JSON.stringify(value)} must be a boolean (1/0, true/false)`);
+    return def;
+  };
+  const url = (name: EnvName): string | null => {
+    const value = raw(name);
+    if (value === undefined) return null;
+    const protocols = schema(name).protocols ?? [];
+    try {
+      const u = new URL(value);
+      if (!protocols.includes(u.protocol)) throw new Error('protocol');
+      return value;
+    } catch {
+      problems.push(`${name}=${JSON.stringify(value)} must be a URL with protocol ${protocols.join(' or ')}`);
+      return null;
+    }
+  };
+  /** One of the values the schema lists; `def` where the default depends on other variables. */
+  const choice = <T extends string>(name: EnvName, def: string = schema(name).default as string): T => {
+    const values = (schema(name).anyOf ?? []).map((s) => s.const);
+    const value = raw(name) ?? def;
+    if (values.includes(value)) return value as T;
+    problems.push(`${name}=${JSON.stringify(value)} must be ${orList(values)}`);
+    return def as T;
+  };
+  /** The value, else the table's default, else null. */
+  const str = (name: EnvName): string | null =>
+    raw(name) ?? (schema(name).default as string | undefined) ?? null;
+  const list = (name: EnvName): string[] | null => {
+    const value = env[name];
+    if (value === undefined || value.trim() === '') return null;
+    const items = value
+      .split(',')
+      .map((k) => k.trim())
+      .filter(Boolean);
+    const bad = items.filter((k) => !/^[a-z][a-z0-9_-]{0,63}$/.test(k));
+    if (bad.length)
+      problems.push(`${name}=${JSON.stringify(value)} must be a comma-separated list of job kinds`);
+    return items;
+  };
+  return { env, problems, int, bool, url, choice, str, list };
+}
+type EnvReader = ReturnType<typeof envReader>;
 
 /** The HTTP server's timeouts (docs/security.md), checked against each other. */
 function httpTimeouts(
-  int: IntReader,
-  problems: string[],
+  { int, problems }: EnvReader,
   fetchTimeoutMs: number,
 ): Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs' | 'connectionTimeoutMs' | 'keepAliveTimeoutMs'> {
-  const request = int('LIPSYNC_REQUEST_TIMEOUT_SECONDS', 600, 1, 24 * 3600);
-  const headers = int('LIPSYNC_HEADERS_TIMEOUT_SECONDS', 30, 1, 3600);
-  const connection = int('LIPSYNC_CONNECTION_TIMEOUT_SECONDS', 600, 0, 24 * 3600);
-  const keepAlive = int('LIPSYNC_KEEP_ALIVE_TIMEOUT_SECONDS', 72, 1, 3600);
+  const request = int('LIPSYNC_REQUEST_TIMEOUT_SECONDS');
+  const headers = int('LIPSYNC_HEADERS_TIMEOUT_SECONDS');
+  const connection = int('LIPSYNC_CONNECTION_TIMEOUT_SECONDS');
+  const keepAlive = int('LIPSYNC_KEEP_ALIVE_TIMEOUT_SECONDS');
   if (headers > request) {
     problems.push(
       `LIPSYNC_HEADERS_TIMEOUT_SECONDS (${headers}) must not exceed LIPSYNC_REQUEST_TIMEOUT_SECONDS (${request})`,
@@ -194,12 +672,9 @@ function httpTimeouts(
 }
 
 /** The drain and the hard cap of a shutdown (docs/operations.md), checked against each other. */
-function shutdownTimes(
-  int: IntReader,
-  problems: string[],
-): Pick<Config, 'shutdownDrainMs' | 'shutdownTimeoutMs'> {
-  const drain = int('LIPSYNC_SHUTDOWN_DRAIN_SECONDS', 5, 0, 600);
-  const timeout = int('LIPSYNC_SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3600);
+function shutdownTimes({ int, problems }: EnvReader): Pick<Config, 'shutdownDrainMs' | 'shutdownTimeoutMs'> {
+  const drain = int('LIPSYNC_SHUTDOWN_DRAIN_SECONDS');
+  const timeout = int('LIPSYNC_SHUTDOWN_TIMEOUT_SECONDS');
   if (timeout <= drain) {
     problems.push(
       `LIPSYNC_SHUTDOWN_TIMEOUT_SECONDS (${timeout}) must be more than LIPSYNC_SHUTDOWN_DRAIN_SECONDS (${drain}): in-flight requests finish after the drain`,
@@ -210,88 +685,27 @@ function shutdownTimes(
 
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const problems: string[] = [];
+  const read = envReader(env, problems);
+  const { int, bool, url, choice, str, list } = read;
 
-  const int = (name: string, def: number, min: number, max: number): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return def;
-    // Digits only: Number() would also take ' ' (0), '0x10' or '1e3'.
-    const n = /^\s*-?\d+\s*$/.test(raw) ? Number(raw) : NaN;
-    if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name}=${JSON.stringify(raw)} must be an integer from ${min} to ${max}`);
-      return def;
-    }
-    return n;
-  };
-  const bool = (name: string, def: boolean): boolean => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return def;
-    if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
-    if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
-    problems.push(`${name}=${JSON.stringify(raw)} must be a boolean (1/0, true/false)`);
-    return def;
-  };
-  const url = (name: string, protocols: string[]): string | null => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return null;
-    try {
-      const u = new URL(raw);
-      if (!protocols.includes(u.protocol)) throw new Error('protocol');
-      return raw;
-    } catch {
-      problems.push(`${name}=${JSON.stringify(raw)} must be a URL with protocol ${protocols.join(' or ')}`);
-      return null;
-    }
-  };
+  const port = int('PORT');
+  const host = str('HOST') as string;
+  const dataDir = resolve(str('LIPSYNC_DATA_DIR') as string);
+  const databaseUrl = url('DATABASE_URL');
+  const redisUrl = url('REDIS_URL');
+  const publicUrlRaw = url('LIPSYNC_PUBLIC_URL');
+  const role = choice<Role>('LIPSYNC_ROLE');
+  const logLevel = choice('LOG_LEVEL');
+  const defaultEngine = choice<EngineName>('LIPSYNC_DEFAULT_ENGINE');
+  const fetchTimeoutMs = int('LIPSYNC_FETCH_TIMEOUT_SECONDS') * 1000;
 
-  const list = (name: string): string[] | null => {
-    const raw = env[name];
-    if (raw === undefined || raw.trim() === '') return null;
-    const items = raw
-      .split(',')
-      .map((k) => k.trim())
-      .filter(Boolean);
-    const bad = items.filter((k) => !/^[a-z][a-z0-9_-]{0,63}$/.test(k));
-    if (bad.length)
-      problems.push(`${name}=${JSON.stringify(raw)} must be a comma-separated list of job kinds`);
-    return items;
-  };
-
-  const port = int('PORT', 8080, 0, 65535);
-  const host = env.HOST && env.HOST !== '' ? env.HOST : '0.0.0.0';
-  const dataDir = resolve(
-    env.LIPSYNC_DATA_DIR && env.LIPSYNC_DATA_DIR !== '' ? env.LIPSYNC_DATA_DIR : './data',
-  );
-  const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
-  const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
-  const publicUrlRaw = url('LIPSYNC_PUBLIC_URL', ['http:', 'https:']);
-
-  const roleRaw = env.LIPSYNC_ROLE || 'all';
-  let role: Role = 'all';
-  if (roleRaw === 'api' || roleRaw === 'worker' || roleRaw === 'all') role = roleRaw;
-  else problems.push(`LIPSYNC_ROLE=${JSON.stringify(roleRaw)} must be api, worker or all`);
-
-  const logLevel = env.LOG_LEVEL || 'info';
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
-    problems.push(
-      `LOG_LEVEL=${JSON.stringify(logLevel)} must be fatal, error, warn, info, debug, trace or silent`,
-    );
+  const signingSecret = str('LIPSYNC_SIGNING_SECRET');
+  const secretMin = ENV_VARIABLES.LIPSYNC_SIGNING_SECRET.schema.minLength as number;
+  if (signingSecret !== null && signingSecret.length < secretMin) {
+    problems.push(`LIPSYNC_SIGNING_SECRET must be at least ${secretMin} characters`);
   }
 
-  const engineRaw = env.LIPSYNC_DEFAULT_ENGINE || 'cpu';
-  let defaultEngine: EngineName = 'cpu';
-  if ((ENGINE_NAMES as readonly string[]).includes(engineRaw)) defaultEngine = engineRaw as EngineName;
-  else
-    problems.push(`LIPSYNC_DEFAULT_ENGINE=${JSON.stringify(engineRaw)} must be ${ENGINE_NAMES.join(' or ')}`);
-
-  const fetchTimeoutMs = int('LIPSYNC_FETCH_TIMEOUT_SECONDS', 300, 1, 3600) * 1000;
-
-  const signingSecret =
-    env.LIPSYNC_SIGNING_SECRET && env.LIPSYNC_SIGNING_SECRET !== '' ? env.LIPSYNC_SIGNING_SECRET : null;
-  if (signingSecret !== null && signingSecret.length < 32) {
-    problems.push('LIPSYNC_SIGNING_SECRET must be at least 32 characters');
-  }
-
-  const speech = speechConfig(env, problems, url, int, bool, dataDir);
+  const speech = speechConfig(read, dataDir);
 
   const config: Config = {
     port,
@@ -303,44 +717,37 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     redisUrl,
     logLevel,
     signingSecret,
-    allowPrivateUrls: bool('LIPSYNC_ALLOW_PRIVATE_URLS', false),
-    trustProxy: bool('LIPSYNC_TRUST_PROXY', false),
-    rateLimitDefaultPerMinute: int('LIPSYNC_RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
-    rateLimitEnabled: bool('LIPSYNC_RATE_LIMIT_ENABLED', true),
-    workerConcurrency: int('LIPSYNC_WORKER_CONCURRENCY', 1, 1, 64),
-    bodyLimitBytes: int('LIPSYNC_JSON_BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
-    maxUploadBytes: int('LIPSYNC_MAX_UPLOAD_BYTES', 5 * 1024 ** 3, 1, 5 * 1024 ** 3),
-    // Two outputs (a generation and its watermarked copy) of the largest plan file size.
-    workerUploadMaxBytes: int('LIPSYNC_WORKER_UPLOAD_MAX_BYTES', 10 * 1024 ** 3, 1024 ** 2, 1024 ** 4),
-    uploadSweepGraceMs: int('LIPSYNC_UPLOAD_SWEEP_GRACE_SECONDS', 3600, 0, 7 * 24 * 3600) * 1000,
-    fixturesDir: env.LIPSYNC_FIXTURES_DIR || null,
-    jobLeaseMs: int('LIPSYNC_JOB_LEASE_SECONDS', 30, 2, 3600) * 1000,
-    jobMaxAttempts: int('LIPSYNC_JOB_MAX_ATTEMPTS', 3, 1, 20),
-    jobTimeoutMs: int('LIPSYNC_JOB_TIMEOUT_SECONDS', 3600, 10, 7 * 24 * 3600) * 1000,
+    allowPrivateUrls: bool('LIPSYNC_ALLOW_PRIVATE_URLS'),
+    trustProxy: bool('LIPSYNC_TRUST_PROXY'),
+    rateLimitDefaultPerMinute: int('LIPSYNC_RATE_LIMIT_PER_MINUTE'),
+    rateLimitEnabled: bool('LIPSYNC_RATE_LIMIT_ENABLED'),
+    workerConcurrency: int('LIPSYNC_WORKER_CONCURRENCY'),
+    bodyLimitBytes: int('LIPSYNC_JSON_BODY_LIMIT_BYTES'),
+    maxUploadBytes: int('LIPSYNC_MAX_UPLOAD_BYTES'),
+    workerUploadMaxBytes: int('LIPSYNC_WORKER_UPLOAD_MAX_BYTES'),
+    uploadSweepGraceMs: int('LIPSYNC_UPLOAD_SWEEP_GRACE_SECONDS') * 1000,
+    jobLeaseMs: int('LIPSYNC_JOB_LEASE_SECONDS') * 1000,
+    jobMaxAttempts: int('LIPSYNC_JOB_MAX_ATTEMPTS'),
+    jobTimeoutMs: int('LIPSYNC_JOB_TIMEOUT_SECONDS') * 1000,
     workerKinds: list('LIPSYNC_WORKER_KINDS'),
-    workerIdlePollMs: int('LIPSYNC_WORKER_IDLE_POLL_MS', databaseUrl ? 5000 : 1000, 50, 60_000),
+    workerIdlePollMs: int('LIPSYNC_WORKER_IDLE_POLL_MS', databaseUrl ? 5000 : 1000),
     tempDir: join(dataDir, 'tmp'),
-    storage: storageConfig(env, problems, url, bool),
+    storage: storageConfig(read),
     speech,
-    pricingFile:
-      env.LIPSYNC_PRICING_FILE && env.LIPSYNC_PRICING_FILE !== '' ? resolve(env.LIPSYNC_PRICING_FILE) : null,
-    fetchMaxBytes: int('LIPSYNC_FETCH_MAX_BYTES', 5 * 1024 ** 3, 1, 5 * 1024 ** 3),
+    pricingFile: resolvedPath(str('LIPSYNC_PRICING_FILE')),
+    fetchMaxBytes: int('LIPSYNC_FETCH_MAX_BYTES'),
     fetchTimeoutMs,
-    webhookRetryWindowMs: int('LIPSYNC_WEBHOOK_RETRY_HOURS', 24, 1, 168) * 3600 * 1000,
-    enginesFile:
-      env.LIPSYNC_ENGINES_FILE && env.LIPSYNC_ENGINES_FILE !== '' ? resolve(env.LIPSYNC_ENGINES_FILE) : null,
+    webhookRetryWindowMs: int('LIPSYNC_WEBHOOK_RETRY_HOURS') * 3600 * 1000,
+    enginesFile: resolvedPath(str('LIPSYNC_ENGINES_FILE')),
     defaultEngine,
-    engineWarmUp: bool('LIPSYNC_ENGINE_WARM_UP', true),
-    webhookTimeoutMs: int('LIPSYNC_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 120) * 1000,
-    ...httpTimeouts(int, problems, fetchTimeoutMs),
-    batchConcurrency: planNumbers(env, 'LIPSYNC_BATCH_CONCURRENCY', problems),
-    metricsToken: env.LIPSYNC_METRICS_TOKEN || null,
-    metricsPort:
-      env.LIPSYNC_METRICS_PORT === undefined || env.LIPSYNC_METRICS_PORT === ''
-        ? null
-        : int('LIPSYNC_METRICS_PORT', 0, 1, 65535),
-    metricsHost: env.LIPSYNC_METRICS_HOST || host,
-    ...shutdownTimes(int, problems),
+    engineWarmUp: bool('LIPSYNC_ENGINE_WARM_UP'),
+    webhookTimeoutMs: int('LIPSYNC_WEBHOOK_TIMEOUT_SECONDS') * 1000,
+    ...httpTimeouts(read, fetchTimeoutMs),
+    batchConcurrency: planNumbers(read, 'LIPSYNC_BATCH_CONCURRENCY'),
+    metricsToken: str('LIPSYNC_METRICS_TOKEN'),
+    metricsPort: str('LIPSYNC_METRICS_PORT') === null ? null : int('LIPSYNC_METRICS_PORT'),
+    metricsHost: str('LIPSYNC_METRICS_HOST') ?? host,
+    ...shutdownTimes(read),
     ...overrides,
   };
 
@@ -349,7 +756,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 }
 
 /** `plan=n,plan=n` (e.g. `scale=2,enterprise=5`): a number per plan; plans not named keep the default. */
-function planNumbers(env: Env, name: string, problems: string[]): Partial<Record<Plan, number>> {
+function planNumbers({ env, problems }: EnvReader, name: EnvName): Partial<Record<Plan, number>> {
   const raw = env[name];
   const out: Partial<Record<Plan, number>> = {};
   if (raw === undefined || raw.trim() === '') return out;
@@ -371,25 +778,16 @@ function planNumbers(env: Env, name: string, problems: string[]): Partial<Record
  * LIPSYNC_STORAGE=local (default) or s3. The LIPSYNC_S3_* variables are read only for s3; there the
  * bucket and both keys are required. No problem message ever repeats a key's value.
  */
-function storageConfig(
-  env: Env,
-  problems: string[],
-  url: (name: string, protocols: string[]) => string | null,
-  bool: (name: string, def: boolean) => boolean,
-): StorageConfig {
-  const kind = env.LIPSYNC_STORAGE || 'local';
-  if (kind !== 'local' && kind !== 's3') {
-    problems.push(`LIPSYNC_STORAGE=${JSON.stringify(kind)} must be local or s3`);
-    return { kind: 'local' };
-  }
+function storageConfig({ env, problems, url, bool, choice, str }: EnvReader): StorageConfig {
+  const kind = choice<StorageConfig['kind']>('LIPSYNC_STORAGE');
   if (kind === 'local') return { kind };
-  const required = (name: string): string => {
+  const required = (name: EnvName): string => {
     const v = env[name];
     if (v === undefined || v === '') problems.push(`${name} is required with LIPSYNC_STORAGE=s3`);
     return v ?? '';
   };
-  const endpoint = url('LIPSYNC_S3_ENDPOINT', ['http:', 'https:']);
-  const region = env.LIPSYNC_S3_REGION || 'us-east-1';
+  const endpoint = url('LIPSYNC_S3_ENDPOINT');
+  const region = str('LIPSYNC_S3_REGION') as string;
   // AWS regions, R2's "auto", MinIO's custom names: letters, digits and '-'.
   if (!/^[A-Za-z0-9-]{1,64}$/.test(region)) {
     problems.push(`LIPSYNC_S3_REGION=${JSON.stringify(region)} must be a region name such as us-east-1`);
@@ -407,36 +805,23 @@ function storageConfig(
     bucket,
     accessKeyId: required('LIPSYNC_S3_ACCESS_KEY_ID'),
     secretAccessKey: required('LIPSYNC_S3_SECRET_ACCESS_KEY'),
-    forcePathStyle: bool('LIPSYNC_S3_FORCE_PATH_STYLE', false),
+    forcePathStyle: bool('LIPSYNC_S3_FORCE_PATH_STYLE'),
   };
 }
 
-const PROVIDERS = ['local', 'openai', 'elevenlabs'] as const;
-
-function speechConfig(
-  env: Env,
-  problems: string[],
-  url: (name: string, protocols: string[]) => string | null,
-  int: (name: string, def: number, min: number, max: number) => number,
-  bool: (name: string, def: boolean) => boolean,
-  dataDir: string,
-): SpeechConfig {
-  const str = (name: string): string | null => (env[name] && env[name] !== '' ? (env[name] as string) : null);
-  const openaiUrl = url('LIPSYNC_OPENAI_TTS_URL', ['http:', 'https:']);
-  const elevenUrl = url('LIPSYNC_ELEVENLABS_URL', ['http:', 'https:']);
+function speechConfig(read: EnvReader, dataDir: string): SpeechConfig {
+  const { problems, url, int, bool, choice, str } = read;
+  const openaiUrl = url('LIPSYNC_OPENAI_TTS_URL');
+  const elevenUrl = url('LIPSYNC_ELEVENLABS_URL');
   const elevenKey = str('LIPSYNC_ELEVENLABS_API_KEY');
   const voices = str('LIPSYNC_OPENAI_TTS_VOICES');
   const elevenlabsOn = bool('LIPSYNC_ELEVENLABS_ENABLED', elevenUrl !== null || elevenKey !== null);
-  const def = env.LIPSYNC_TTS_DEFAULT_PROVIDER || 'local';
-  let defaultProvider: SpeechConfig['defaultProvider'] = 'local';
-  if ((PROVIDERS as readonly string[]).includes(def))
-    defaultProvider = def as SpeechConfig['defaultProvider'];
-  else problems.push(`LIPSYNC_TTS_DEFAULT_PROVIDER=${JSON.stringify(def)} must be ${PROVIDERS.join(', ')}`);
+  const defaultProvider = choice<SpeechConfig['defaultProvider']>('LIPSYNC_TTS_DEFAULT_PROVIDER');
   const openai = openaiUrl
     ? {
         url: openaiUrl.replace(/\/+$/, ''),
         apiKey: str('LIPSYNC_OPENAI_TTS_API_KEY'),
-        model: str('LIPSYNC_OPENAI_TTS_MODEL') ?? 'tts-1',
+        model: str('LIPSYNC_OPENAI_TTS_MODEL') as string,
         voices: voices
           ? voices
               .split(',')
@@ -449,25 +834,27 @@ function speechConfig(
     ? {
         url: (elevenUrl ?? 'https://api.elevenlabs.io').replace(/\/+$/, ''),
         apiKey: elevenKey,
-        modelId: str('LIPSYNC_ELEVENLABS_MODEL') ?? 'eleven_multilingual_v2',
+        modelId: str('LIPSYNC_ELEVENLABS_MODEL') as string,
       }
     : null;
   if (defaultProvider === 'openai' && !openai)
     problems.push('LIPSYNC_TTS_DEFAULT_PROVIDER=openai needs LIPSYNC_OPENAI_TTS_URL');
   if (defaultProvider === 'elevenlabs' && !elevenlabs)
     problems.push('LIPSYNC_TTS_DEFAULT_PROVIDER=elevenlabs needs LIPSYNC_ELEVENLABS_API_KEY or _URL');
-  const recognition = recognitionConfig(env, problems, url, str);
+  const recognition = recognitionConfig(read);
   return {
     defaultProvider,
-    // A 5,000-character script took the local engines 8-16 s on a loaded 2-core machine; the margin is
-    // for slower machines and remote providers under load.
-    synthesisTimeoutMs: int('LIPSYNC_TTS_TIMEOUT_SECONDS', 120, 1, 600) * 1000,
+    synthesisTimeoutMs: int('LIPSYNC_TTS_TIMEOUT_SECONDS') * 1000,
     openai,
     elevenlabs,
-    cloneVerification: bool('LIPSYNC_VOICE_CLONE_VERIFICATION', false),
+    cloneVerification: bool('LIPSYNC_VOICE_CLONE_VERIFICATION'),
     recognition,
-    articulation: articulationConfig(env, problems, bool, dataDir, recognition.provider),
+    articulation: articulationConfig(read, dataDir, recognition.provider),
   };
+}
+
+function resolvedPath(path: string | null): string | null {
+  return path === null ? null : resolve(path);
 }
 
 /** The viseme model's file name inside the models folder. */
@@ -479,15 +866,11 @@ export function modelsDir(env: Env, dataDir: string): string {
 }
 
 function articulationConfig(
-  env: Env,
-  problems: string[],
-  bool: (name: string, def: boolean) => boolean,
+  { env, problems, bool, choice }: EnvReader,
   dataDir: string,
   recognizer: SpeechConfig['recognition']['provider'],
 ): SpeechConfig['articulation'] {
-  const mode = env.LIPSYNC_ARTICULATION || 'auto';
-  if (mode !== 'auto' && mode !== 'acoustic')
-    problems.push(`LIPSYNC_ARTICULATION=${JSON.stringify(mode)} must be auto or acoustic`);
+  const mode = choice<SpeechConfig['articulation']['mode']>('LIPSYNC_ARTICULATION');
   // An explicit folder must hold the model; the default folder is used once `lipsync models
   // download` has put it there.
   let visemeModel: string | null = join(modelsDir(env, dataDir), VISEME_MODEL_FILE);
@@ -497,7 +880,7 @@ function articulationConfig(
     visemeModel = null;
   }
   return {
-    mode: mode === 'acoustic' ? 'acoustic' : 'auto',
+    mode,
     // Off by default with the local recognizer: on a recording without a transcript, pocketsphinx took
     // 2.4-2.6 s of a 4 s 720p generation (1.3 s without) and barely moved the lips (ADR 8, amended). An
     // OpenAI-compatible server the operator configured is theirs to judge: on by default.
@@ -506,25 +889,17 @@ function articulationConfig(
   };
 }
 
-function recognitionConfig(
-  env: Env,
-  problems: string[],
-  url: (name: string, protocols: string[]) => string | null,
-  str: (name: string) => string | null,
-): SpeechConfig['recognition'] {
-  const sttUrl = url('LIPSYNC_OPENAI_STT_URL', ['http:', 'https:']);
+function recognitionConfig({ problems, url, choice, str }: EnvReader): SpeechConfig['recognition'] {
+  const sttUrl = url('LIPSYNC_OPENAI_STT_URL');
   const openai = sttUrl
     ? {
         url: sttUrl.replace(/\/+$/, ''),
         apiKey: str('LIPSYNC_OPENAI_STT_API_KEY'),
-        model: str('LIPSYNC_OPENAI_STT_MODEL') ?? 'whisper-1',
+        model: str('LIPSYNC_OPENAI_STT_MODEL') as string,
       }
     : null;
-  const raw = env.LIPSYNC_STT_PROVIDER || (openai ? 'openai' : 'local');
-  if (raw !== 'local' && raw !== 'openai') {
-    problems.push(`LIPSYNC_STT_PROVIDER=${JSON.stringify(raw)} must be local or openai`);
-    return { provider: 'local', openai };
-  }
-  if (raw === 'openai' && !openai) problems.push('LIPSYNC_STT_PROVIDER=openai needs LIPSYNC_OPENAI_STT_URL');
-  return { provider: raw, openai };
+  const provider = choice<'local' | 'openai'>('LIPSYNC_STT_PROVIDER', openai ? 'openai' : 'local');
+  if (provider === 'openai' && !openai)
+    problems.push('LIPSYNC_STT_PROVIDER=openai needs LIPSYNC_OPENAI_STT_URL');
+  return { provider, openai };
 }

@@ -21,7 +21,7 @@ export function parseArgs(argv: readonly string[] = process.argv.slice(2)): Benc
       values[k] = rest.join('=');
     } else if (a === '--help' || a === '-h') {
       console.log(
-        'options: --quick (short run), --no-postgres (SQLite only), --name=value (see docs/benchmarks.md)',
+        'options: --quick (short run), --no-postgres (SQLite only), --name=value (see bench/results/2026-history.md)',
       );
       process.exit(0);
     } else {

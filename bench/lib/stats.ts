@@ -93,7 +93,7 @@ const CLOCK_TICKS = 100;
  * CPU seconds of a process (Linux, from /proc): its own user + system time, and that of its children
  * that have exited and been waited for (the ffmpeg runs of a service process, or of this one); and the
  * minor page faults the process itself has taken (each costs 11-13 µs on the paravirtualized machine
- * of docs/benchmarks.md). Null where /proc cannot be read.
+ * of bench/results/2026-history.md). Null where /proc cannot be read.
  */
 export function processCpuSeconds(
   pid: number | 'self',

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, ENV_VARIABLES, loadConfig } from '../../src/config.js';
 import { fixture } from '../helpers/paths.js';
 
 function problemsOf(env: Record<string, string>): string[] {
@@ -32,31 +32,11 @@ describe('config defaults', () => {
     assert.equal(c.workerConcurrency, 1);
     assert.equal(c.bodyLimitBytes, 10 * 1024 * 1024);
     assert.equal(c.maxUploadBytes, 5 * 1024 ** 3);
-    assert.equal(c.fixturesDir, null);
     assert.equal(c.defaultEngine, 'cpu');
   });
 
   test('an empty value means the default, for every variable', () => {
-    const names = [
-      'PORT',
-      'HOST',
-      'LIPSYNC_DATA_DIR',
-      'DATABASE_URL',
-      'REDIS_URL',
-      'LIPSYNC_PUBLIC_URL',
-      'LIPSYNC_ROLE',
-      'LOG_LEVEL',
-      'LIPSYNC_SIGNING_SECRET',
-      'LIPSYNC_ALLOW_PRIVATE_URLS',
-      'LIPSYNC_RATE_LIMIT_PER_MINUTE',
-      'LIPSYNC_RATE_LIMIT_ENABLED',
-      'LIPSYNC_WORKER_CONCURRENCY',
-      'LIPSYNC_JSON_BODY_LIMIT_BYTES',
-      'LIPSYNC_MAX_UPLOAD_BYTES',
-      'LIPSYNC_FIXTURES_DIR',
-      'LIPSYNC_DEFAULT_ENGINE',
-    ];
-    const empty = Object.fromEntries(names.map((n) => [n, '']));
+    const empty = Object.fromEntries(Object.keys(ENV_VARIABLES).map((n) => [n, '']));
     assert.deepEqual(loadConfig(empty), loadConfig({}));
   });
 

@@ -64,7 +64,6 @@ export interface EngineJob {
   readonly onPrepassProgress?: (fraction: number) => void;
 }
 
-
 /** What the engine saw, stored with the generation (include=quality). */
 export interface EngineReport {
   engine: string;

@@ -42,7 +42,7 @@ export function redactSecrets(text: string): string {
 /**
  * `apiKey` censored one level down in a logged object (what pino's `*.apiKey` redaction path did: a
  * path starting with a wildcard made pino run its redactor on every field of every line, about 2.5 µs
- * per request line, docs/benchmarks.md). Returns the object itself when there is nothing to censor.
+ * per request line, bench/results/2026-history.md). Returns the object itself when there is nothing to censor.
  * Child loggers' bindings get the top-level paths only (none of ours binds an object holding a key).
  */
 export function censorNestedApiKeys(obj: Record<string, unknown>): Record<string, unknown> {

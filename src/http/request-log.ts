@@ -2,7 +2,7 @@
 // method, URL, status, time taken in ms and client address; the request id comes from the request's
 // child logger), and `request received` at debug as it arrives, for tracing requests that never
 // finish. Fastify's default writes two lines at info through serializers that also read the host
-// and port; at LOG_LEVEL=info that was the largest cost of a cheap request (docs/benchmarks.md,
+// and port; at LOG_LEVEL=info that was the largest cost of a cheap request (bench/results/2026-history.md,
 // issue 15). Fastify's other internal lines (stream errors, serializer failures, ...) are kept as
 // they are. URL signatures and credentials are blanked by the logger's last filter (src/logger.ts).
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';

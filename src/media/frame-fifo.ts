@@ -1,7 +1,7 @@
 // Raw frames from a decoder without a buffer per read. A child's stdout pipe read the usual way hands
 // over a fresh 64 KiB buffer per read, some twenty per 1280x720 frame, each then copied into the
 // frame; on a busy job thread that memory made V8 run a mark-compact about every 100 ms
-// (docs/benchmarks.md, "fifth pass"). Here ffmpeg writes into a FIFO whose read end is a net.Socket
+// (bench/results/2026-history.md, "fifth pass"). Here ffmpeg writes into a FIFO whose read end is a net.Socket
 // with `onread`: each read lands straight in the frame being filled (a pooled buffer), and a full
 // queue stops reading, so the decoder is paced by its consumer as through a pipe.
 import { closeSync, constants, openSync } from 'node:fs';

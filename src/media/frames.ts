@@ -43,7 +43,7 @@ export interface StreamOptions {
   /**
    * Frame buffers to reuse: the decoder takes its frames from the pool, the encoder gives each back
    * once it is written. A frame of several megabytes allocated anew per frame made the job thread's
-   * garbage collector run a full mark-compact every few frames (docs/benchmarks.md).
+   * garbage collector run a full mark-compact every few frames (bench/results/2026-history.md).
    */
   pool?: FramePool;
 }

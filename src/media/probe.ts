@@ -98,7 +98,7 @@ function wavCodec(info: WavInfo): string {
 
 /**
  * What ffprobe would say of a plain WAV file (PCM or float samples), read from its header: the
- * common audio upload needs no ffprobe start (0.1-0.25 s, docs/benchmarks.md). null for anything
+ * common audio upload needs no ffprobe start (0.1-0.25 s, bench/results/2026-history.md). null for anything
  * else, which ffprobe then reads.
  */
 async function probeWav(path: string, sizeBytes: number): Promise<MediaProbe | null> {

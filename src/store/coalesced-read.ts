@@ -1,5 +1,5 @@
 // On PostgreSQL every read is a round trip, and its cost in the service (the protocol messages, the
-// row description, the pool) is most of what a polled GET costs (docs/benchmarks.md, issue 15). Reads
+// row description, the pool) is most of what a polled GET costs (bench/results/2026-history.md, issue 15). Reads
 // of one kind that start close together (requests that arrived together, or while the previous query
 // of the kind was out) are sent as one query instead, each lookup answered from its row (ADR 14).
 //

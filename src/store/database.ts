@@ -141,7 +141,7 @@ export const DATA_VERSION_REUSE_MS = 1;
  *
  * total_changes() is read on every call: it takes no lock (0.05 µs), and it alone moves on this
  * connection's own commits. data_version needs SQLite's shared lock on the WAL index, two fcntl calls
- * that cost about 5 µs on a virtual machine (docs/benchmarks.md), so one reading serves every call of
+ * that cost about 5 µs on a virtual machine (bench/results/2026-history.md), so one reading serves every call of
  * the same event-loop turn, for at most DATA_VERSION_REUSE_MS (ADR 13). A request whose bytes arrive
  * after another process's commit is read in a later turn than any stamp taken before that commit (a
  * turn reads only the sockets that were ready when it began polling), so it still sees the commit.
@@ -182,7 +182,7 @@ export interface CompiledOnce<P extends string, R> {
 
 /**
  * A select built and compiled by Kysely once; each run only substitutes its parameters. Building and
- * compiling a query costs more CPU than SQLite takes to run a point lookup (docs/benchmarks.md). The
+ * compiling a query costs more CPU than SQLite takes to run a point lookup (bench/results/2026-history.md). The
  * builder gets a placeholder value per named parameter; they are found again among the compiled
  * parameters, so the order of the parameters in the SQL does not matter.
  *
@@ -191,7 +191,7 @@ export interface CompiledOnce<P extends string, R> {
  * and result plumbing are skipped. While a Kysely transaction holds the connection (it spans awaits)
  * the run goes through Kysely and waits its turn, so it never reads that transaction's uncommitted rows.
  * On PostgreSQL, outside a transaction, it runs on a connection of the pool as the named prepared
- * statement, without Kysely's connection provider and result layers (docs/benchmarks.md, issue 15);
+ * statement, without Kysely's connection provider and result layers (bench/results/2026-history.md, issue 15);
  * the rows are the ones Kysely would return. Inside a transaction it goes through Kysely on the
  * transaction's connection.
  */

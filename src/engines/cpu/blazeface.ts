@@ -2,7 +2,7 @@
 // weights converted in memory (tfjs-to-onnx.ts), and the detector's pre- and post-processing written
 // here as Human does it (a bilinear resize to 256x256, anchors, sigmoid scores, greedy non-maximum
 // suppression, the box enlarged 1.4x and squared), so the faces found are Human's to a pixel. On tfjs
-// WASM one detection cost ~50 ms of a core at 640x360 (docs/benchmarks.md); a job pays it before its
+// WASM one detection cost ~50 ms of a core at 640x360 (bench/results/2026-history.md); a job pays it before its
 // first frame, and active-speaker detection on every scanned frame.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';

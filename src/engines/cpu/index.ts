@@ -115,7 +115,7 @@ export class CpuEngine implements LipsyncEngine {
   /**
    * yuv420p from 1280x720 up: ffmpeg's colour conversions of large frames cost more than converting
    * the face's region here; below that, where a face fills much of the frame, they cost less
-   * (docs/benchmarks.md, "Engine speed: second pass"). The setting `pixelFormat` forces one.
+   * (bench/results/2026-history.md, "Engine speed: second pass"). The setting `pixelFormat` forces one.
    */
   pixelFormatFor(width: number, height: number, settings: Readonly<Record<string, unknown>>): PixelFormat {
     const forced = settings.pixelFormat;

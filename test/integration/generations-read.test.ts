@@ -247,6 +247,29 @@ describe(`get, list, delete, download, estimate (${DB})`, { timeout: 240_000 }, 
       assert.equal((await get(`/v2/generate/${g.id}?include=progress`)).json().progress_percent, 100);
     });
 
+    test('a long-poll on another instance (no worker) is woken by the worker instance’s change', async () => {
+      // What a separate API process sees: the change is made by another instance's worker and must
+      // reach this instance's bus (PostgreSQL NOTIFY, or SQLite's shared watcher).
+      const apiOnly = await createTestServices({ shareDatabaseWith: t });
+      const waits = watchBusWaits(apiOnly.services.bus);
+      try {
+        const g = await create();
+        const res = await apiOnly.app.inject({
+          method: 'GET',
+          url: `/v2/generate/${g.id}?wait=true&timeout=10`,
+          headers: org.owner.headers,
+        });
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal(res.json().status, 'COMPLETED', res.body);
+        // woken (the job takes longer than the request takes to start waiting), never by its timer
+        assert.ok(waits.outcomes.includes('changed'), waits.outcomes.join(', '));
+        assert.ok(!waits.outcomes.includes('timeout'), waits.outcomes.join(', '));
+      } finally {
+        waits.restore();
+        await apiOnly.cleanup();
+      }
+    });
+
     test('the PENDING generation from before completes too', async () => {
       const g = await waitTerminal(t.app, org.owner.headers, pending);
       assert.equal(g.status, 'COMPLETED', JSON.stringify(g));

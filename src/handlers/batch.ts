@@ -17,7 +17,7 @@ import { JobFailure, JobYield, type JobHandler } from '../jobs/handler.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../store/schema.js';
 
-export const BATCH_KIND = 'batch';
+import { BATCH_KIND } from '../domain/job-kinds.js';
 
 /** Children created per run before the job yields (in time): a few generations' worth of waiting. */
 export const BATCH_SLICE_MS = 5_000;

@@ -19,7 +19,7 @@ import {
 import type { VoiceProfile } from '../speech/types.js';
 import { JobFailure, type JobError, type JobHandler } from '../jobs/handler.js';
 
-export const DIALOGUE_EDIT_KIND = 'dialogue_edit';
+import { DIALOGUE_EDIT_KIND } from '../domain/job-kinds.js';
 
 export interface DialogueEditPayload {
   readonly dialogueEditId: string;

@@ -24,7 +24,7 @@ import { prestartDecoders } from '../media/prestarted-decoders.js';
 import { runGeneration, type GenerationResult, type GenerationRunInput } from '../pipeline/run-generation.js';
 import type { ArticulationDeps } from '../pipeline/articulation.js';
 
-export const GENERATION_KIND = 'generation';
+import { GENERATION_KIND } from '../domain/job-kinds.js';
 
 export interface GenerationPayload {
   readonly generationId: string;

@@ -18,7 +18,7 @@ import { refineWordTimes } from '../speech/recognition/refine.js';
 import { applySpeakers, buildTranscript, estimateSpeakers } from '../speech/recognition/transcript.js';
 import { JobFailure, type JobError, type JobHandler } from '../jobs/handler.js';
 
-export const TRANSCRIPTION_KIND = 'transcription';
+import { TRANSCRIPTION_KIND } from '../domain/job-kinds.js';
 
 export interface TranscriptionPayload {
   readonly transcriptionId: string;

@@ -18,7 +18,7 @@ import type { ResolvedVoice, SpeechService } from '../services/speech.js';
 import { speechName } from '../services/speech.js';
 import { JobFailure, type JobError, type JobHandler } from '../jobs/handler.js';
 
-export const TTS_KIND = 'tts';
+import { TTS_KIND } from '../domain/job-kinds.js';
 
 export interface TtsPayload {
   readonly ttsJobId: string;

@@ -12,7 +12,7 @@ import type { AssetService } from './assets.js';
 import type { Drain } from './drain.js';
 import type { EventBus } from '../jobs/event-bus.js';
 import type { JobQueue } from '../jobs/queue.js';
-import { GENERATION_KIND } from '../handlers/generation.js';
+import { GENERATION_KIND } from '../domain/job-kinds.js';
 import type { IdempotencyService } from './idempotency.js';
 import type { UploadedForm } from './generation-uploads.js';
 import type { ResolvedMedia } from './generation-inputs.js';

@@ -1,15 +1,13 @@
 // The `generation` job kind: a lip-sync generation. Its payload names the generation; at claim time the
 // server reads the generation's resolved inputs and request and decides the watermark; the run is the
-// pipeline; each transition is mirrored onto the generation row (PROCESSING, PENDING, terminal states
-// with usage and the webhook outbox row in the same transaction).
+// pipeline; the job system mirrors each transition onto the generation row (domain/generation-status.ts
+// names the statuses), and a terminal one adds usage and the webhook outbox row in its transaction.
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Store } from '../store/index.js';
 import type { Database } from '../store/schema.js';
-import type { JobRecord } from '../store/jobs.js';
 import type { GenerationRecord } from '../store/generations.js';
-import type { GenerationStatus } from '../domain/generation-status.js';
-import { webhookStatus } from '../domain/generation-status.js';
+import { generationStatusOf, webhookStatus } from '../domain/generation-status.js';
 import { estimateCost, type PriceTable } from '../domain/pricing.js';
 import { isPlan, watermarksOutputs } from '../domain/plans.js';
 import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
@@ -19,7 +17,7 @@ import { generationView } from '../services/generation-view.js';
 import type { ResolvedMedia } from '../services/generation-inputs.js';
 import type { NormalisedRequest } from '../domain/generation-request.js';
 import type { EngineRegistry } from '../engines/registry.js';
-import { JobFailure, type JobError, type JobHandler, type JobOutcome } from '../jobs/handler.js';
+import { JobFailure, type JobError, type JobHandler, type SettledResource } from '../jobs/handler.js';
 import { prestartDecoders } from '../media/prestarted-decoders.js';
 import { runGeneration, type GenerationResult, type GenerationRunInput } from '../pipeline/run-generation.js';
 import type { ArticulationDeps } from '../pipeline/articulation.js';
@@ -37,12 +35,6 @@ interface StoredInputs {
   audio?: ResolvedMedia;
   request?: NormalisedRequest;
 }
-
-const TERMINAL_STATUS: Record<Exclude<JobOutcome<unknown>['status'], 'completed'>, GenerationStatus> = {
-  failed: 'FAILED',
-  canceled: 'CANCELED',
-  timed_out: 'TIMED_OUT',
-};
 
 /** The job system's own failure codes, as a generation reports them. */
 function generationError(e: JobError): JobError {
@@ -154,54 +146,36 @@ export function generationHandler(
       return null;
     },
 
-    async onClaimed(trx, job) {
-      await store.generations.markProcessing(trx, job.subjectId);
-    },
-
-    async onRequeued(trx, job) {
-      await store.generations.markPending(trx, job.subjectId);
-    },
-
-    async onProgress(job, percent) {
-      await store.generations.setProgress(job.subjectId, percent);
+    mirror: {
+      table: 'generations',
+      statusOf: generationStatusOf,
+      errorColumns: { code: 'error_code', message: 'error' },
+      showsProgress: true,
+      settled(outcome): SettledResource {
+        if (outcome.status === 'completed') {
+          const r = outcome.result;
+          return {
+            values: {
+              output_key: r.outputKey,
+              watermarked_key: r.watermarkedKey,
+              output_duration: r.outputDuration,
+              quality: JSON.stringify(r.quality),
+            },
+          };
+        }
+        const error = generationError(outcome.error);
+        const quality = error.details?.quality;
+        return { error, ...(quality ? { values: { quality: JSON.stringify(quality) } } : {}) };
+      },
     },
 
     async onSettled(trx, job, outcome) {
-      const g = await settleGeneration(trx, job, outcome);
+      const g = await store.generations.findAny(job.subjectId, trx);
       if (!g) return;
       if (outcome.status === 'completed') await recordUsage(trx, g, outcome.result);
       if (g.webhookUrl) await enqueueWebhook(trx, g);
     },
   };
-
-  async function settleGeneration(
-    trx: Transaction<Database>,
-    job: JobRecord,
-    outcome: JobOutcome<GenerationResult>,
-  ): Promise<GenerationRecord | null> {
-    const from: GenerationStatus[] = ['PENDING', 'PROCESSING'];
-    if (outcome.status === 'completed') {
-      const r = outcome.result;
-      return store.generations.settle(trx, job.subjectId, from, {
-        status: 'COMPLETED',
-        output_key: r.outputKey,
-        watermarked_key: r.watermarkedKey,
-        output_duration: r.outputDuration,
-        progress: 100,
-        quality: JSON.stringify(r.quality),
-        error: null,
-        error_code: null,
-      });
-    }
-    const e = generationError(outcome.error);
-    const quality = e.details?.quality;
-    return store.generations.settle(trx, job.subjectId, from, {
-      status: TERMINAL_STATUS[outcome.status],
-      error: e.message,
-      error_code: e.code,
-      ...(quality ? { quality: JSON.stringify(quality) } : {}),
-    });
-  }
 
   async function recordUsage(trx: Transaction<Database>, g: GenerationRecord, r: GenerationResult) {
     const billing = (await store.usage.billingOf(trx, g.organizationId)) === 'credits' ? 'credits' : 'usd';

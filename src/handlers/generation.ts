@@ -2,12 +2,12 @@
 // server reads the generation's resolved inputs and request and decides the watermark; the run is the
 // pipeline; the job system mirrors each transition onto the generation row (domain/generation-status.ts
 // names the statuses), and a terminal one adds usage and the webhook outbox row in its transaction.
-import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Store } from '../store/index.js';
 import type { Database } from '../store/schema.js';
 import type { GenerationRecord } from '../store/generations.js';
 import { generationStatusOf, webhookStatus } from '../domain/generation-status.js';
+import { GENERATION_WEBHOOK_EVENT } from '../domain/webhooks.js';
 import { estimateCost, type PriceTable } from '../domain/pricing.js';
 import { isPlan, watermarksOutputs } from '../domain/plans.js';
 import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
@@ -65,6 +65,8 @@ export interface GenerationHandlerDeps {
   readonly engines: () => EngineRegistry;
   /** The articulation tools (voice activity, recognition, alignment); null: acoustic shapes only. */
   readonly articulation?: () => ArticulationDeps | null;
+  /** The webhook body at delivery time (the generation service's: it signs the output URL). */
+  readonly webhookBody: () => (generationId: string, stored: string) => Promise<string | null>;
   /** Keep decoders started ahead of jobs when warming up (media/prestarted-decoders.ts); default true. */
   readonly prestartDecoders?: boolean;
 }
@@ -133,6 +135,11 @@ export function generationHandler(
       outputKeys: (result) => [result.outputKey, result.watermarkedKey],
       maxOutputs: 2,
       measure: measuredGenerationResult,
+    },
+
+    notification: {
+      event: GENERATION_WEBHOOK_EVENT,
+      body: (generationId, stored) => deps.webhookBody()(generationId, stored),
     },
 
     classify(err) {
@@ -207,27 +214,18 @@ export function generationHandler(
   }
 
   async function enqueueWebhook(trx: Transaction<Database>, g: GenerationRecord) {
-    const now = new Date().toISOString();
-    // The output URL is signed at delivery time, so that it is fresh.
+    // The output URL is signed at delivery time (the notification's body), so that it is fresh.
     const payload = {
       ...generationView(g, { outputUrl: null }),
       status: webhookStatus(g.status),
       finalStatus: g.status,
     };
-    await store.webhooks.enqueue(trx, {
-      id: randomUUID(),
+    await store.webhooks.enqueueNew(trx, {
       organizationId: g.organizationId,
-      generationId: g.id,
-      event: 'generation.status',
+      subjectId: g.id,
+      event: GENERATION_WEBHOOK_EVENT,
       url: g.webhookUrl as string,
       payload: JSON.stringify(payload),
-      status: 'pending',
-      attempts: 0,
-      nextAttemptAt: now,
-      lastStatusCode: null,
-      lastError: null,
-      createdAt: now,
-      updatedAt: now,
     });
   }
 }

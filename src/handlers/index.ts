@@ -45,6 +45,11 @@ export interface JobHandlerDeps {
   readonly tools: RunTools;
   /** Built lazily: the speech service exists on the server only. */
   readonly speech: () => SpeechService;
+  /** Webhook bodies at delivery time, by the services that render the resources (server only). */
+  readonly webhookBodies: () => {
+    readonly generation: (generationId: string, stored: string) => Promise<string | null>;
+    readonly batch: (batchId: string) => Promise<string | null>;
+  };
   readonly batch: {
     readonly progress: BatchProgress;
     readonly admitChild: () => AdmitChild;
@@ -63,6 +68,7 @@ export function jobHandlers(deps: JobHandlerDeps): AnyJobHandler[] {
       engines: tools.engines,
       articulation: tools.articulation,
       prestartDecoders: tools.prestartDecoders,
+      webhookBody: () => deps.webhookBodies().generation,
     }),
     ttsHandler({ store, speech: deps.speech }),
     transcriptionHandler({ store, recognizer: tools.recognizer }),
@@ -73,6 +79,7 @@ export function jobHandlers(deps: JobHandlerDeps): AnyJobHandler[] {
       admitChild: deps.batch.admitChild,
       planConcurrency: deps.batch.planConcurrency,
       sliceMs: deps.batch.sliceMs ?? BATCH_SLICE_MS,
+      webhookBody: () => deps.webhookBodies().batch,
     }),
   ];
 }
@@ -102,6 +109,7 @@ export function remoteJobHandlers(config: Config): AnyJobHandler[] {
     prices: DEFAULT_PRICES,
     tools: runTools(config),
     speech: () => absent<SpeechService>('speech'),
+    webhookBodies: () => absent('webhookBodies'),
     batch: {
       progress: absent<BatchProgress>('batchProgress'),
       admitChild: () => {

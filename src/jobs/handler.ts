@@ -98,6 +98,8 @@ export interface JobHandler<Payload = unknown, Input = unknown, Result = unknown
    * the pool's scratch folder.
    */
   warmUp?(opts: { readonly jobsAtOnce: number; readonly tempRoot: string }): Promise<void>;
+  /** The webhook the kind's resource sends when it ends; absent where it sends none. */
+  readonly notification?: JobNotification;
   /** Maps an error thrown by run() that is not a JobFailure (e.g. a catalogue AppError). */
   classify?(err: unknown): JobFailure | null;
   /**
@@ -115,6 +117,17 @@ export interface JobHandler<Payload = unknown, Input = unknown, Result = unknown
   onChildClaimed?(trx: Trx, parent: JobRecord, child: JobRecord): Promise<void>;
   /** A parent's part of a child's terminal transition (a batch's counters), in the same transaction. */
   onChildSettled?(trx: Trx, parent: JobRecord, child: JobRecord, outcome: JobOutcome<unknown>): Promise<void>;
+}
+
+/** A kind's webhook: the outbox and its dispatcher know nothing of the resource behind it. */
+export interface JobNotification {
+  /** Its event name (webhook_deliveries.event). */
+  readonly event: string;
+  /**
+   * Its body at delivery time, from the resource as it is now (current state, freshly signed URLs),
+   * given what was stored when it was enqueued; null: the stored body is sent as it is.
+   */
+  body(subjectId: string, stored: string): Promise<string | null>;
 }
 
 /** A resource's row as its job's state shows on it (all data: the writing is the job system's). */
@@ -179,6 +192,12 @@ export class HandlerRegistry {
 
   has(kind: string): boolean {
     return this.handlers.has(kind);
+  }
+
+  /** The notification of the kind that sends `event`. */
+  notification(event: string): JobNotification | undefined {
+    for (const h of this.handlers.values()) if (h.notification?.event === event) return h.notification;
+    return undefined;
   }
 
   kinds(): string[] {

@@ -130,6 +130,10 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
       prices,
       tools: runTools(config),
       speech: () => speech,
+      webhookBodies: () => ({
+        generation: (id, stored) => services.generations.webhookBody(id, stored),
+        batch: (id) => services.batches.webhookBody(id),
+      }),
       batch: {
         progress: batchProgress,
         admitChild: () => (who, body, child) => services.generations.admitBatchChild(who, body, child),

@@ -1,6 +1,7 @@
 // Every transition of a job, each in one transaction with its resource's part (the kind's mirror,
-// written here for every kind alike, and the handler's hooks), followed by the wake-ups: long-poll waiters on the resource, idle workers for the kind. Workers,
-// the watchdog and the services all go through here; nothing else writes the jobs table.
+// written here for every kind alike, and the handler's hooks), followed by the wake-ups: long-poll
+// waiters on the resource, idle workers for the kind. Workers, the watchdog and the services all go
+// through here; nothing else writes the jobs table.
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
 import type { HeartbeatAnswer, JobRecord, NewJob } from '../store/jobs.js';

@@ -18,28 +18,20 @@ import { readFileSync } from 'node:fs';
 import { GenerationService } from '../services/generations.js';
 import { createInputResolver } from '../services/generation-inputs.js';
 import { PostgresEventBus, SqliteEventBus, type EventBus } from '../jobs/event-bus.js';
-import { HandlerRegistry } from '../jobs/handler.js';
 import { JobQueue } from '../jobs/queue.js';
-import { generationHandler } from '../handlers/generation.js';
-import { ttsHandler } from '../handlers/tts.js';
-import { transcriptionHandler } from '../handlers/transcription.js';
 import { TranscriptionService } from '../services/transcriptions.js';
 import { DialogueEditService } from '../services/dialogue-edits.js';
-import { dialogueEditHandler } from '../handlers/dialogue-edit.js';
-import { BATCH_SLICE_MS, batchHandler } from '../handlers/batch.js';
+import { jobHandlers, registryOf, runTools } from '../handlers/index.js';
 import { BatchService } from '../services/batches.js';
 import { BatchProgress } from '../services/batch-progress.js';
 import { compileBodyValidator } from '../http/validation.js';
 import { toAppError } from '../http/error-body.js';
 import { CreateGenerationBody } from '../http/schemas/generations.js';
-import { articulationTools } from '../speech/articulation-tools.js';
-import type { ArticulationDeps } from '../speech/articulation.js';
-import { createRecognizer } from '../speech/recognition/registry.js';
 import { SpeechService } from '../services/speech.js';
 import { TtsService } from '../services/tts.js';
 import { VoiceService } from '../services/voices.js';
 import { createSpeechProviders } from '../speech/registry.js';
-import { EngineRegistry } from '../engines/registry.js';
+import type { HandlerRegistry } from '../jobs/handler.js';
 import { IdempotencyService } from '../services/idempotency.js';
 import { assertPublicUrl, OutgoingRequestError } from '../media/http-client.js';
 import { AppError } from '../domain/errors.js';
@@ -87,8 +79,6 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   } else {
     bus = new SqliteEventBus((since, ids) => store.generations.changedSince(since, ids));
   }
-  let engines: EngineRegistry | null = null;
-  let articulation: ArticulationDeps | null | undefined;
   const speech = new SpeechService(
     config,
     store,
@@ -100,34 +90,23 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   // The batch handler reaches the generation service through `services`, wired below.
   // eslint-disable-next-line prefer-const
   let services: Services;
-  const handlers = new HandlerRegistry()
-    .register(
-      generationHandler({
-        store,
-        prices,
-        engines: () => (engines ??= EngineRegistry.fromFile(config.enginesFile, config.defaultEngine)),
-        articulation: () =>
-          (articulation ??= articulationTools(config.speech, { allowPrivate: config.allowPrivateUrls })),
+  const handlers = registryOf(
+    jobHandlers({
+      store,
+      prices,
+      tools: runTools(config),
+      speech: () => speech,
+      webhookBodies: () => ({
+        generation: (id, stored) => services.generations.webhookBody(id, stored),
+        batch: (id) => services.batches.webhookBody(id),
       }),
-    )
-    .register(ttsHandler({ store, speech: () => speech }))
-    .register(
-      transcriptionHandler({
-        store,
-        recognizer: () =>
-          createRecognizer(config.speech.recognition, { allowPrivate: config.allowPrivateUrls }),
-      }),
-    )
-    .register(dialogueEditHandler({ store }))
-    .register(
-      batchHandler({
-        store,
+      batch: {
         progress: batchProgress,
         admitChild: () => (who, body, child) => services.generations.admitBatchChild(who, body, child),
         planConcurrency: config.batchConcurrency,
-        sliceMs: BATCH_SLICE_MS,
-      }),
-    );
+      },
+    }),
+  );
   // A job of a kind this build cannot run must not sit in the queue unnoticed.
   handlers.assertCovers(await store.jobs.unsettledKinds());
   const drain = new Drain();

@@ -4,16 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Store } from '../store/index.js';
-import { EngineRegistry } from '../engines/registry.js';
-import { articulationTools } from '../speech/articulation-tools.js';
-import type { ArticulationDeps } from '../speech/articulation.js';
-import { createRecognizer } from '../speech/recognition/registry.js';
-import { DEFAULT_PRICES } from '../domain/pricing.js';
-import { generationHandler } from '../handlers/generation.js';
-import { transcriptionHandler } from '../handlers/transcription.js';
-import { dialogueEditHandler } from '../handlers/dialogue-edit.js';
-import { HandlerRegistry } from '../jobs/handler.js';
+import { HandlerRegistry, type AnyJobHandler } from '../jobs/handler.js';
 import { HttpWorkerPort } from '../jobs/http-worker-port.js';
 import { WorkerPool } from '../jobs/worker.js';
 import { sweepStaleTemp } from './runtime.js';
@@ -21,43 +12,13 @@ import { Metrics } from '../metrics/metrics.js';
 import { MeteredWorkerPort } from '../jobs/metered-port.js';
 import { listenForMetrics } from '../http/metrics.js';
 
-/**
- * Stands in for the database in handlers built for remote runs: their run() never reaches it (that is
- * what makes a kind remote), and anything that did would fail loudly instead of quietly.
- */
-function noDatabase(): Store {
-  return new Proxy({} as Store, {
-    get(_t, prop) {
-      throw new Error(`a remote worker has no database (store.${String(prop)} was used)`);
-    },
-  });
-}
-
-/** The handlers a remote worker can run: those whose kinds declare a remote run. */
-export function remoteHandlers(config: Config): HandlerRegistry {
-  const store = noDatabase();
-  let engines: EngineRegistry | null = null;
-  let articulation: ArticulationDeps | null | undefined;
-  const registry = new HandlerRegistry()
-    .register(
-      generationHandler({
-        store,
-        prices: DEFAULT_PRICES,
-        engines: () => (engines ??= EngineRegistry.fromFile(config.enginesFile, config.defaultEngine)),
-        articulation: () =>
-          (articulation ??= articulationTools(config.speech, { allowPrivate: config.allowPrivateUrls })),
-      }),
-    )
-    .register(
-      transcriptionHandler({
-        store,
-        recognizer: () =>
-          createRecognizer(config.speech.recognition, { allowPrivate: config.allowPrivateUrls }),
-      }),
-    )
-    .register(dialogueEditHandler({ store }));
-  for (const k of registry.kinds())
-    if (!registry.get(k).remote) throw new Error(`job kind ${k} cannot run on a remote worker`);
+/** A registry of the given handlers, each of which must be able to run on a remote worker. */
+function remoteRegistry(handlers: readonly AnyJobHandler[]): HandlerRegistry {
+  const registry = new HandlerRegistry();
+  for (const h of handlers) {
+    if (!h.remote) throw new Error(`job kind ${h.kind} cannot run on a remote worker`);
+    registry.register(h);
+  }
   return registry;
 }
 
@@ -71,10 +32,16 @@ export interface RemoteWorker {
 
 export async function startRemoteWorker(
   config: Config,
-  opts: { server: string; token: string; kinds?: readonly string[] },
+  opts: {
+    server: string;
+    token: string;
+    kinds?: readonly string[];
+    /** The kinds this build can run remotely (src/handlers/index.ts, given by the caller). */
+    handlers: readonly AnyJobHandler[];
+  },
   logger: Logger,
 ): Promise<RemoteWorker> {
-  const registry = remoteHandlers(config);
+  const registry = remoteRegistry(opts.handlers);
   const port = new HttpWorkerPort({
     server: opts.server,
     token: opts.token,

@@ -1,6 +1,5 @@
 // The background parts of a process: the worker pool (with the database port), the watchdog and the
 // webhook dispatcher.
-import { BATCH_WEBHOOK_EVENT } from '../services/batch-progress.js';
 import { mkdirSync } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -107,11 +106,7 @@ export function startHousekeeping(services: Services): { stop(): Promise<void> }
       post: (url, body, headers, timeoutMs) =>
         guardedPost(url, body, headers, { allowPrivate: config.allowPrivateUrls, timeoutMs }),
     },
-    async (d) =>
-      d.event === BATCH_WEBHOOK_EVENT
-        ? ((await services.batches.webhookBody((JSON.parse(d.payload) as { batchId: string }).batchId)) ??
-          d.payload)
-        : services.generations.webhookBody(d),
+    (event) => services.handlers.notification(event),
     { retryWindowMs: config.webhookRetryWindowMs, timeoutMs: config.webhookTimeoutMs },
     logger.child({ component: 'webhooks' }),
     services.metrics,

@@ -16,6 +16,7 @@ import { registerModelCommands } from './models.js';
 import { registerBatchCommands } from './batch.js';
 import { registerWorkerTokenCommands } from './worker-tokens.js';
 import { startRemoteWorker } from '../app/remote-worker.js';
+import { remoteJobHandlers } from '../handlers/index.js';
 
 class CliExit extends Error {
   constructor(readonly code: number) {
@@ -53,7 +54,11 @@ async function runRemoteWorker(config: Config, server: string, token: string | u
     fail(false, 'a remote worker needs --token (or LIPSYNC_WORKER_TOKEN): lipsync worker-token create', 2);
   if (!/^https?:\/\/[^/]/.test(server)) fail(false, '--server must be an http(s) URL', 2);
   const logger = createLogger(config.logLevel);
-  const worker = await startRemoteWorker(config, { server, token }, logger);
+  const worker = await startRemoteWorker(
+    config,
+    { server, token, handlers: remoteJobHandlers(config) },
+    logger,
+  );
   stopOnSignals(() => worker.stop(), { timeoutMs: config.shutdownTimeoutMs, logger, what: 'worker' });
 }
 

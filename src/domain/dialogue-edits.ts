@@ -2,6 +2,7 @@
 // rules (no window; both rollout flags), and the transcript's words. Pure; the edit list itself is
 // checked by validateEdits (src/speech/dialogue/validate.ts).
 import { AppError } from './errors.js';
+import type { JobStatus } from './jobs.js';
 import type { Transcript } from './transcriptions.js';
 
 /** A word of the source transcript; times are absolute milliseconds in the source. */
@@ -113,4 +114,17 @@ export function normaliseDialogueEditRequest(
     rerunOfJobId: str(body.rerunOfJobId),
     projectId: str(body.projectId),
   };
+}
+
+export type DialogueEditStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'COMPLETED_PARTIAL' | 'FAILED';
+
+/**
+ * A dialogue edit's status for each state of its preview's job; a completed preview that left some
+ * edits unapplied is COMPLETED_PARTIAL.
+ */
+export function dialogueEditStatusOf(s: JobStatus, partial = false): DialogueEditStatus {
+  if (s === 'queued') return 'PENDING';
+  if (s === 'running') return 'PROCESSING';
+  if (s === 'completed') return partial ? 'COMPLETED_PARTIAL' : 'COMPLETED';
+  return 'FAILED';
 }

@@ -1,4 +1,5 @@
 // Generation states and transitions. Pure.
+import type { JobStatus } from './jobs.js';
 
 export const STATUSES = [
   'PENDING',
@@ -42,4 +43,18 @@ export function downloadDecision(s: GenerationStatus): DownloadDecision {
 /** Webhooks report the terminal outcome; the official client knows COMPLETED and FAILED. */
 export function webhookStatus(s: GenerationStatus): 'COMPLETED' | 'FAILED' {
   return s === 'COMPLETED' ? 'COMPLETED' : 'FAILED';
+}
+
+/** A generation's status for each state of its job (what the job system writes onto the row). */
+const OF_JOB: Readonly<Record<JobStatus, GenerationStatus>> = {
+  queued: 'PENDING',
+  running: 'PROCESSING',
+  completed: 'COMPLETED',
+  failed: 'FAILED',
+  canceled: 'CANCELED',
+  timed_out: 'TIMED_OUT',
+};
+
+export function generationStatusOf(s: JobStatus): GenerationStatus {
+  return OF_JOB[s];
 }

@@ -1,6 +1,7 @@
 // Rules for POST /v2/transcriptions (api-details 1.1): exactly one source in our own storage, an
 // optional window (at most 60 minutes), an optional refusal length. Pure.
 import { AppError } from './errors.js';
+import type { JobStatus } from './jobs.js';
 
 /** The longest window one transcription covers. */
 export const MAX_WINDOW_MS = 60 * 60 * 1000;
@@ -83,4 +84,17 @@ export function normaliseTranscriptionRequest(body: Record<string, unknown>): Tr
     maxSourceSeconds,
     projectId,
   };
+}
+
+export type TranscriptionStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
+
+/** A transcription's status for each state of its job: a cancel or a timeout is a failure to the client. */
+export function transcriptionStatusOf(s: JobStatus): TranscriptionStatus {
+  return s === 'queued'
+    ? 'PENDING'
+    : s === 'running'
+      ? 'PROCESSING'
+      : s === 'completed'
+        ? 'COMPLETED'
+        : 'FAILED';
 }

@@ -1,6 +1,7 @@
 // Rules for a text-to-speech request: the body of POST /v2/tts and /v2/tts/jobs, and the `provider`
 // object of a text input of POST /v2/generate (the same rules for every entry point). Pure.
 import { AppError } from './errors.js';
+import type { JobStatus } from './jobs.js';
 
 /** The speech providers a voice or a request may name. */
 export type ProviderName = 'local' | 'openai' | 'elevenlabs';
@@ -78,4 +79,17 @@ export function normaliseTtsRequest(
     provider: isProviderName(p) ? p : null,
     settings,
   };
+}
+
+export type TtsJobStatus = 'PENDING' | 'PROCESSING' | 'SUCCESS' | 'FAILED';
+
+/** A TTS job's status for each state of its job: a cancel or a timeout is a failure to the client. */
+export function ttsJobStatusOf(s: JobStatus): TtsJobStatus {
+  return s === 'queued'
+    ? 'PENDING'
+    : s === 'running'
+      ? 'PROCESSING'
+      : s === 'completed'
+        ? 'SUCCESS'
+        : 'FAILED';
 }

@@ -1,6 +1,10 @@
 // Webhook signing and retry schedule. Pure.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
+/** The events of the job kinds that notify (webhook_deliveries.event): each kind names its own. */
+export const GENERATION_WEBHOOK_EVENT = 'generation.status';
+export const BATCH_WEBHOOK_EVENT = 'batch.status';
+
 /** `Webhook-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">` */
 export function signWebhook(secret: string, body: string, unixSeconds: number): string {
   const v1 = createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex');

@@ -13,11 +13,12 @@ import { AppError } from '../domain/errors.js';
 import { batchLimits, batchSource, type BatchLimits } from '../domain/batches.js';
 import { JOB_CANCELED } from '../domain/jobs.js';
 import { isPlan } from '../domain/plans.js';
+import { BATCH_WEBHOOK_EVENT } from '../domain/webhooks.js';
 import { JobFailure, JobYield, type JobHandler } from '../jobs/handler.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../store/schema.js';
 
-export const BATCH_KIND = 'batch';
+import { BATCH_KIND } from '../domain/job-kinds.js';
 
 /** Children created per run before the job yields (in time): a few generations' worth of waiting. */
 export const BATCH_SLICE_MS = 5_000;
@@ -57,6 +58,8 @@ export interface BatchHandlerDeps {
   /** Built lazily: the generation service exists once the container is wired. */
   readonly admitChild: () => AdmitChild;
   readonly planConcurrency?: Partial<Record<string, number>>;
+  /** The webhook body at delivery time: the batch as it is then (the batch service's view). */
+  readonly webhookBody: () => (batchId: string) => Promise<string | null>;
   /** How long one run creates children before it yields to other work. */
   readonly sliceMs: number;
 }
@@ -144,6 +147,12 @@ export function batchHandler(
         ctx.progress(((i + 1) / total) * 100);
       }
       return { created, refused };
+    },
+
+    // Sent by BatchProgress when the last record ends (the batch's state is its children's).
+    notification: {
+      event: BATCH_WEBHOOK_EVENT,
+      body: (batchId) => deps.webhookBody()(batchId),
     },
 
     async onSettled(trx, job, outcome) {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Store } from '../store/index.js';
 import type { PreviewOutcome } from '../store/dialogue-edits.js';
 import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
+import { dialogueEditStatusOf } from '../domain/dialogue-edits.js';
 import { measuredPreviewResult } from '../domain/remote-outputs.js';
 import { makeTempDir, removeTempDir } from '../media/tempdir.js';
 import { probeMedia } from '../media/probe.js';
@@ -17,9 +18,9 @@ import {
   type SourceWord,
 } from '../speech/dialogue/index.js';
 import type { VoiceProfile } from '../speech/types.js';
-import { JobFailure, type JobError, type JobHandler } from '../jobs/handler.js';
+import { JobFailure, type JobError, type JobHandler, type SettledResource } from '../jobs/handler.js';
 
-export const DIALOGUE_EDIT_KIND = 'dialogue_edit';
+import { DIALOGUE_EDIT_KIND } from '../domain/job-kinds.js';
 
 export interface DialogueEditPayload {
   readonly dialogueEditId: string;
@@ -151,34 +152,23 @@ export function dialogueEditHandler(deps: {
       return null;
     },
 
-    async onClaimed(trx, job) {
-      await store.dialogueEdits.mark(trx, job.subjectId, 'PROCESSING', new Date().toISOString());
-    },
-
-    async onRequeued(trx, job) {
-      await store.dialogueEdits.mark(trx, job.subjectId, 'PENDING', new Date().toISOString());
-    },
-
-    async onSettled(trx, job, outcome) {
-      const now = new Date().toISOString();
-      if (outcome.status === 'completed') {
+    mirror: {
+      table: 'dialogue_edits',
+      statusOf: (s) => dialogueEditStatusOf(s),
+      errorColumns: { code: 'error_code', message: 'error_message', details: 'error_details' },
+      settled(outcome): SettledResource {
+        if (outcome.status !== 'completed') return { error: previewError(outcome.error) };
         const r = outcome.result;
-        await store.dialogueEdits.finish(trx, job.subjectId, now, {
-          status: r.outcome.partial ? 'COMPLETED_PARTIAL' : 'COMPLETED',
-          previewKey: r.previewKey,
-          previewDurationMs: r.previewDurationMs,
-          result: r.outcome,
-          voiceProfile: r.voiceProfile,
-        });
-        return;
-      }
-      const e = previewError(outcome.error);
-      await store.dialogueEdits.finish(trx, job.subjectId, now, {
-        status: 'FAILED',
-        errorCode: e.code,
-        errorMessage: e.message,
-        errorDetails: e.details ?? null,
-      });
+        return {
+          status: dialogueEditStatusOf('completed', Boolean(r.outcome.partial)),
+          values: {
+            preview_key: r.previewKey,
+            preview_duration_ms: r.previewDurationMs,
+            result: JSON.stringify(r.outcome),
+            voice_profile: r.voiceProfile ? JSON.stringify(r.voiceProfile) : null,
+          },
+        };
+      },
     },
   };
 }

@@ -1,15 +1,13 @@
 // The `generation` job kind: a lip-sync generation. Its payload names the generation; at claim time the
 // server reads the generation's resolved inputs and request and decides the watermark; the run is the
-// pipeline; each transition is mirrored onto the generation row (PROCESSING, PENDING, terminal states
-// with usage and the webhook outbox row in the same transaction).
-import { randomUUID } from 'node:crypto';
+// pipeline; the job system mirrors each transition onto the generation row (domain/generation-status.ts
+// names the statuses), and a terminal one adds usage and the webhook outbox row in its transaction.
 import type { Transaction } from 'kysely';
 import type { Store } from '../store/index.js';
 import type { Database } from '../store/schema.js';
-import type { JobRecord } from '../store/jobs.js';
 import type { GenerationRecord } from '../store/generations.js';
-import type { GenerationStatus } from '../domain/generation-status.js';
-import { webhookStatus } from '../domain/generation-status.js';
+import { generationStatusOf, webhookStatus } from '../domain/generation-status.js';
+import { GENERATION_WEBHOOK_EVENT } from '../domain/webhooks.js';
 import { estimateCost, type PriceTable } from '../domain/pricing.js';
 import { isPlan, watermarksOutputs } from '../domain/plans.js';
 import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
@@ -19,11 +17,11 @@ import { generationView } from '../services/generation-view.js';
 import type { ResolvedMedia } from '../services/generation-inputs.js';
 import type { NormalisedRequest } from '../domain/generation-request.js';
 import type { EngineRegistry } from '../engines/registry.js';
-import { JobFailure, type JobError, type JobHandler, type JobOutcome } from '../jobs/handler.js';
+import { JobFailure, type JobError, type JobHandler, type SettledResource } from '../jobs/handler.js';
 import { runGeneration, type GenerationResult, type GenerationRunInput } from '../pipeline/run-generation.js';
 import type { ArticulationDeps } from '../pipeline/articulation.js';
 
-export const GENERATION_KIND = 'generation';
+import { GENERATION_KIND } from '../domain/job-kinds.js';
 
 export interface GenerationPayload {
   readonly generationId: string;
@@ -36,12 +34,6 @@ interface StoredInputs {
   audio?: ResolvedMedia;
   request?: NormalisedRequest;
 }
-
-const TERMINAL_STATUS: Record<Exclude<JobOutcome<unknown>['status'], 'completed'>, GenerationStatus> = {
-  failed: 'FAILED',
-  canceled: 'CANCELED',
-  timed_out: 'TIMED_OUT',
-};
 
 /** The job system's own failure codes, as a generation reports them. */
 function generationError(e: JobError): JobError {
@@ -72,6 +64,8 @@ export interface GenerationHandlerDeps {
   readonly engines: () => EngineRegistry;
   /** The articulation tools (voice activity, recognition, alignment); null: acoustic shapes only. */
   readonly articulation?: () => ArticulationDeps | null;
+  /** The webhook body at delivery time (the generation service's: it signs the output URL). */
+  readonly webhookBody: () => (generationId: string, stored: string) => Promise<string | null>;
 }
 
 export function generationHandler(
@@ -135,6 +129,11 @@ export function generationHandler(
       measure: measuredGenerationResult,
     },
 
+    notification: {
+      event: GENERATION_WEBHOOK_EVENT,
+      body: (generationId, stored) => deps.webhookBody()(generationId, stored),
+    },
+
     classify(err) {
       if (err instanceof AppError) {
         const quality = err.extras.details?.quality as Record<string, unknown> | undefined;
@@ -146,54 +145,36 @@ export function generationHandler(
       return null;
     },
 
-    async onClaimed(trx, job) {
-      await store.generations.markProcessing(trx, job.subjectId);
-    },
-
-    async onRequeued(trx, job) {
-      await store.generations.markPending(trx, job.subjectId);
-    },
-
-    async onProgress(job, percent) {
-      await store.generations.setProgress(job.subjectId, percent);
+    mirror: {
+      table: 'generations',
+      statusOf: generationStatusOf,
+      errorColumns: { code: 'error_code', message: 'error' },
+      showsProgress: true,
+      settled(outcome): SettledResource {
+        if (outcome.status === 'completed') {
+          const r = outcome.result;
+          return {
+            values: {
+              output_key: r.outputKey,
+              watermarked_key: r.watermarkedKey,
+              output_duration: r.outputDuration,
+              quality: JSON.stringify(r.quality),
+            },
+          };
+        }
+        const error = generationError(outcome.error);
+        const quality = error.details?.quality;
+        return { error, ...(quality ? { values: { quality: JSON.stringify(quality) } } : {}) };
+      },
     },
 
     async onSettled(trx, job, outcome) {
-      const g = await settleGeneration(trx, job, outcome);
+      const g = await store.generations.findAny(job.subjectId, trx);
       if (!g) return;
       if (outcome.status === 'completed') await recordUsage(trx, g, outcome.result);
       if (g.webhookUrl) await enqueueWebhook(trx, g);
     },
   };
-
-  async function settleGeneration(
-    trx: Transaction<Database>,
-    job: JobRecord,
-    outcome: JobOutcome<GenerationResult>,
-  ): Promise<GenerationRecord | null> {
-    const from: GenerationStatus[] = ['PENDING', 'PROCESSING'];
-    if (outcome.status === 'completed') {
-      const r = outcome.result;
-      return store.generations.settle(trx, job.subjectId, from, {
-        status: 'COMPLETED',
-        output_key: r.outputKey,
-        watermarked_key: r.watermarkedKey,
-        output_duration: r.outputDuration,
-        progress: 100,
-        quality: JSON.stringify(r.quality),
-        error: null,
-        error_code: null,
-      });
-    }
-    const e = generationError(outcome.error);
-    const quality = e.details?.quality;
-    return store.generations.settle(trx, job.subjectId, from, {
-      status: TERMINAL_STATUS[outcome.status],
-      error: e.message,
-      error_code: e.code,
-      ...(quality ? { quality: JSON.stringify(quality) } : {}),
-    });
-  }
 
   async function recordUsage(trx: Transaction<Database>, g: GenerationRecord, r: GenerationResult) {
     const billing = (await store.usage.billingOf(trx, g.organizationId)) === 'credits' ? 'credits' : 'usd';
@@ -225,27 +206,18 @@ export function generationHandler(
   }
 
   async function enqueueWebhook(trx: Transaction<Database>, g: GenerationRecord) {
-    const now = new Date().toISOString();
-    // The output URL is signed at delivery time, so that it is fresh.
+    // The output URL is signed at delivery time (the notification's body), so that it is fresh.
     const payload = {
       ...generationView(g, { outputUrl: null }),
       status: webhookStatus(g.status),
       finalStatus: g.status,
     };
-    await store.webhooks.enqueue(trx, {
-      id: randomUUID(),
+    await store.webhooks.enqueueNew(trx, {
       organizationId: g.organizationId,
-      generationId: g.id,
-      event: 'generation.status',
+      subjectId: g.id,
+      event: GENERATION_WEBHOOK_EVENT,
       url: g.webhookUrl as string,
       payload: JSON.stringify(payload),
-      status: 'pending',
-      attempts: 0,
-      nextAttemptAt: now,
-      lastStatusCode: null,
-      lastError: null,
-      createdAt: now,
-      updatedAt: now,
     });
   }
 }

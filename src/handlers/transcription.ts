@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Store } from '../store/index.js';
 import type { Transcript } from '../store/transcriptions.js';
 import { AppError } from '../domain/errors.js';
+import { transcriptionStatusOf } from '../domain/transcriptions.js';
 import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
 import { makeTempDir, removeTempDir } from '../media/tempdir.js';
 import { probeMedia } from '../media/probe.js';
@@ -16,9 +17,9 @@ import { readWavInfo } from '../speech/local-wav.js';
 import type { RecognitionProvider } from '../speech/recognition/types.js';
 import { refineWordTimes } from '../speech/recognition/refine.js';
 import { applySpeakers, buildTranscript, estimateSpeakers } from '../speech/recognition/transcript.js';
-import { JobFailure, type JobError, type JobHandler } from '../jobs/handler.js';
+import { JobFailure, type JobError, type JobHandler, type SettledResource } from '../jobs/handler.js';
 
-export const TRANSCRIPTION_KIND = 'transcription';
+import { TRANSCRIPTION_KIND } from '../domain/job-kinds.js';
 
 export interface TranscriptionPayload {
   readonly transcriptionId: string;
@@ -173,32 +174,21 @@ export function transcriptionHandler(deps: {
       return null;
     },
 
-    async onClaimed(trx, job) {
-      await store.transcriptions.markProcessing(trx, job.subjectId, new Date().toISOString());
-    },
-
-    async onRequeued(trx, job) {
-      await store.transcriptions.markPending(trx, job.subjectId, new Date().toISOString());
-    },
-
-    async onSettled(trx, job, outcome) {
-      const now = new Date().toISOString();
-      if (outcome.status === 'completed') {
+    mirror: {
+      table: 'transcriptions',
+      statusOf: transcriptionStatusOf,
+      errorColumns: { code: 'error_code', message: 'error_message' },
+      settled(outcome): SettledResource {
+        if (outcome.status !== 'completed') return { error: transcriptionError(outcome.error) };
         const r = outcome.result;
-        await store.transcriptions.finish(trx, job.subjectId, now, {
-          status: 'COMPLETED',
-          transcript: r.transcript,
-          speakerCount: r.speakerCount,
-          sourceEndMs: r.sourceEndMs,
-        });
-        return;
-      }
-      const e = transcriptionError(outcome.error);
-      await store.transcriptions.finish(trx, job.subjectId, now, {
-        status: 'FAILED',
-        errorCode: e.code,
-        errorMessage: e.message,
-      });
+        return {
+          values: {
+            transcript: JSON.stringify(r.transcript),
+            speaker_count: r.speakerCount,
+            source_end_ms: r.sourceEndMs,
+          },
+        };
+      },
     },
   };
 }

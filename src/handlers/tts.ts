@@ -1,8 +1,8 @@
 // The `tts` job kind: an asynchronous text-to-speech job (POST /v2/tts/jobs). At claim time the server
 // resolves the voice (a clone's profile, the organization's own provider key); the run synthesizes and
 // probes and uploads the audio; the terminal transition stores it as a TTS asset with its timeline and
-// that probe (a generation from it starts no ffprobe) and settles the tts_jobs row, all in the job
-// system's transaction.
+// that probe (a generation from it starts no ffprobe); the job system mirrors each transition onto
+// the tts_jobs row, all in its transaction.
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Store } from '../store/index.js';
@@ -10,15 +10,15 @@ import type { AssetRecord } from '../store/assets.js';
 import { DEFAULT_VISIBILITY } from '../domain/assets.js';
 import { AppError } from '../domain/errors.js';
 import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
-import type { TtsRequest } from '../domain/tts.js';
+import { ttsJobStatusOf, type TtsRequest } from '../domain/tts.js';
 import { makeTempDir, removeTempDir } from '../media/tempdir.js';
 import { probeMedia, type MediaProbe } from '../media/probe.js';
 import type { SpeechTimeline } from '../speech/types.js';
 import type { ResolvedVoice, SpeechService } from '../services/speech.js';
 import { speechName } from '../services/speech.js';
-import { JobFailure, type JobError, type JobHandler } from '../jobs/handler.js';
+import { JobFailure, type JobError, type JobHandler, type SettledResource } from '../jobs/handler.js';
 
-export const TTS_KIND = 'tts';
+import { TTS_KIND } from '../domain/job-kinds.js';
 
 export interface TtsPayload {
   readonly ttsJobId: string;
@@ -145,25 +145,20 @@ export function ttsHandler(deps: {
       );
     },
 
-    async onClaimed(trx, job) {
-      await store.ttsJobs.markProcessing(trx, job.subjectId, new Date().toISOString());
-    },
-
-    async onRequeued(trx, job) {
-      await store.ttsJobs.markPending(trx, job.subjectId, new Date().toISOString());
+    mirror: {
+      table: 'tts_jobs',
+      statusOf: ttsJobStatusOf,
+      errorColumns: { code: 'error_code', message: 'error_message' },
+      settled(outcome, job): SettledResource {
+        if (outcome.status !== 'completed') return { error: ttsError(outcome.error) };
+        // The audio asset has the TTS job's id (onSettled stores it).
+        return { values: { asset_id: job.subjectId, duration_seconds: outcome.result.durationSeconds } };
+      },
     },
 
     async onSettled(trx, job, outcome) {
+      if (outcome.status !== 'completed') return;
       const now = new Date().toISOString();
-      if (outcome.status !== 'completed') {
-        const e = ttsError(outcome.error);
-        await store.ttsJobs.finish(trx, job.subjectId, now, {
-          status: 'FAILED',
-          errorCode: e.code,
-          errorMessage: e.message,
-        });
-        return;
-      }
       const t = await store.ttsJobs.findAny(job.subjectId, trx);
       if (!t) return;
       const r = outcome.result;
@@ -189,11 +184,6 @@ export function ttsHandler(deps: {
       };
       await store.assets.insert(asset, trx);
       await store.assets.saveTimeline(t.organizationId, asset.id, r.timeline, trx);
-      await store.ttsJobs.finish(trx, job.subjectId, now, {
-        status: 'SUCCESS',
-        assetId: asset.id,
-        durationSeconds: r.durationSeconds,
-      });
     },
   };
 }

@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import type { Transaction } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { JobRecord } from '../store/jobs.js';
-import type { FailureKind } from '../domain/jobs.js';
+import type { FailureKind, JobStatus } from '../domain/jobs.js';
+import type { MirroredTable, MirroredValue } from '../store/job-mirror.js';
 import type { MeasuredOutput, MeasuredResult } from '../domain/remote-outputs.js';
 
 /** What a run may read and write: inputs by blob key, outputs by name (attempt-scoped keys). */
@@ -96,20 +97,58 @@ export interface JobHandler<Payload = unknown, Input = unknown, Result = unknown
    * the background; a failure is logged and the first run then loads as it would have.
    */
   warmUp?(opts: { readonly jobsAtOnce: number }): Promise<void>;
+  /** The webhook the kind's resource sends when it ends; absent where it sends none. */
+  readonly notification?: JobNotification;
   /** Maps an error thrown by run() that is not a JobFailure (e.g. a catalogue AppError). */
   classify?(err: unknown): JobFailure | null;
-  /** The resource's part of a claim (e.g. PROCESSING). */
-  onClaimed?(trx: Trx, job: JobRecord): Promise<void>;
-  /** The resource's part of a return to the queue (retry, lost worker, shutdown). */
-  onRequeued?(trx: Trx, job: JobRecord): Promise<void>;
-  /** Mirrors progress onto the resource, when it shows progress. */
-  onProgress?(job: JobRecord, percent: number): Promise<void>;
-  /** The resource's part of a terminal transition: status, usage, webhooks. */
-  onSettled(trx: Trx, job: JobRecord, outcome: JobOutcome<Result>): Promise<void>;
+  /**
+   * How the kind's resource shows its job's state. The job system writes it in each transition's
+   * transaction (claim, progress, requeue, settle), for every kind through one function
+   * (src/store/job-mirror.ts); a kind without one (a batch, whose state is its children's) has none.
+   */
+  readonly mirror?: ResourceMirror<Result>;
+  /**
+   * The rest of a terminal transition (usage, stored outputs, the webhook outbox row), after the mirror
+   * moved the resource, in the same transaction. Not called when the resource had already settled.
+   */
+  onSettled?(trx: Trx, job: JobRecord, outcome: JobOutcome<Result>): Promise<void>;
   /** A parent's part of a child's claim (its first child makes a batch PROCESSING). */
   onChildClaimed?(trx: Trx, parent: JobRecord, child: JobRecord): Promise<void>;
   /** A parent's part of a child's terminal transition (a batch's counters), in the same transaction. */
   onChildSettled?(trx: Trx, parent: JobRecord, child: JobRecord, outcome: JobOutcome<unknown>): Promise<void>;
+}
+
+/** A kind's webhook: the outbox and its dispatcher know nothing of the resource behind it. */
+export interface JobNotification {
+  /** Its event name (webhook_deliveries.event). */
+  readonly event: string;
+  /**
+   * Its body at delivery time, from the resource as it is now (current state, freshly signed URLs),
+   * given what was stored when it was enqueued; null: the stored body is sent as it is.
+   */
+  body(subjectId: string, stored: string): Promise<string | null>;
+}
+
+/** A resource's row as its job's state shows on it (all data: the writing is the job system's). */
+export interface ResourceMirror<Result> {
+  readonly table: MirroredTable;
+  /** The resource's status for each state of its job: a pure table in the kind's domain module. */
+  readonly statusOf: (status: JobStatus) => string;
+  /** Where the resource keeps a failure as clients see it. */
+  readonly errorColumns: { readonly code: string; readonly message: string; readonly details?: string };
+  /** The row has a progress column that follows the run's (0 when claimed or requeued, 100 when done). */
+  readonly showsProgress?: boolean;
+  /**
+   * A terminal outcome as the resource words it: the failure in its own codes, the result's columns
+   * and, where the result decides it, the status (instead of statusOf's).
+   */
+  settled(outcome: JobOutcome<Result>, job: JobRecord): SettledResource;
+}
+
+export interface SettledResource {
+  readonly status?: string;
+  readonly error?: JobError;
+  readonly values?: Readonly<Record<string, MirroredValue>>;
 }
 
 /** What the server must know to hand a run to a remote worker and to accept its result. */
@@ -152,6 +191,12 @@ export class HandlerRegistry {
 
   has(kind: string): boolean {
     return this.handlers.has(kind);
+  }
+
+  /** The notification of the kind that sends `event`. */
+  notification(event: string): JobNotification | undefined {
+    for (const h of this.handlers.values()) if (h.notification?.event === event) return h.notification;
+    return undefined;
   }
 
   kinds(): string[] {

@@ -1,6 +1,7 @@
-// Every transition of a job, each in one transaction with its resource's part (the handler's hooks),
-// followed by the wake-ups: long-poll waiters on the resource, idle workers for the kind. Workers,
-// the watchdog and the services all go through here; nothing else writes the jobs table.
+// Every transition of a job, each in one transaction with its resource's part (the kind's mirror,
+// written here for every kind alike, and the handler's hooks), followed by the wake-ups: long-poll
+// waiters on the resource, idle workers for the kind. Workers, the watchdog and the services all go
+// through here; nothing else writes the jobs table.
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
 import type { HeartbeatAnswer, JobRecord, NewJob } from '../store/jobs.js';
@@ -8,7 +9,8 @@ import type { JobStatus, TerminalJobStatus } from '../domain/jobs.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { EventBus } from './event-bus.js';
-import type { HandlerRegistry, JobOutcome } from './handler.js';
+import type { AnyJobHandler, HandlerRegistry, JobOutcome } from './handler.js';
+import type { MirroredValue } from '../store/job-mirror.js';
 import type { Metrics } from '../metrics/metrics.js';
 
 export class JobQueue {
@@ -37,7 +39,7 @@ export class JobQueue {
     return this.store.db.kysely.transaction().execute(async (trx) => {
       const job = await this.store.jobs.claim(trx, kinds, owner, leaseMs);
       if (!job) return null;
-      await this.registry.get(job.kind).onClaimed?.(trx, job);
+      await this.mirrorActive(trx, job, 'running');
       const parent = job.parentId ? await this.store.jobs.find(job.parentId, trx) : null;
       if (parent) await this.registry.get(parent.kind).onChildClaimed?.(trx, parent, job);
       return job;
@@ -52,8 +54,13 @@ export class JobQueue {
     progress?: number,
   ): Promise<HeartbeatAnswer> {
     const answer = await this.store.jobs.heartbeat(job.id, token, leaseMs, progress);
-    if (answer === 'ok' && progress !== undefined) {
-      await this.registry.get(job.kind).onProgress?.(job, progress);
+    const mirror = this.registry.get(job.kind).mirror;
+    if (answer === 'ok' && progress !== undefined && mirror?.showsProgress) {
+      const running = mirror.statusOf('running');
+      await this.store.jobMirror.write(mirror.table, job.subjectId, [running], {
+        values: { progress },
+        updatedAt: new Date().toISOString(),
+      });
     }
     return answer;
   }
@@ -73,7 +80,8 @@ export class JobQueue {
     const settled = await this.store.db.kysely.transaction().execute(async (trx) => {
       const s = await this.store.jobs.settle(trx, job.id, guard, status, lastError);
       if (!s) return null;
-      await this.registry.get(s.kind).onSettled(trx, s, outcome);
+      const handler = this.registry.get(s.kind);
+      if (await this.mirrorSettled(trx, handler, s, outcome)) await handler.onSettled?.(trx, s, outcome);
       // A child's end is part of its parent (a batch's counters), in the same transaction.
       const parent = s.parentId ? await this.store.jobs.find(s.parentId, trx) : null;
       if (parent) await this.registry.get(parent.kind).onChildSettled?.(trx, parent, s, outcome);
@@ -96,7 +104,7 @@ export class JobQueue {
   ): Promise<JobRecord | null> {
     const requeued = await this.store.db.kysely.transaction().execute(async (trx) => {
       const r = await this.store.jobs.requeue(trx, job.id, token, opts);
-      if (r) await this.registry.get(r.kind).onRequeued?.(trx, r);
+      if (r) await this.mirrorActive(trx, r, 'queued');
       return r;
     });
     if (requeued) {
@@ -104,6 +112,54 @@ export class JobQueue {
       if (opts.delayMs <= 0) await this.announce(requeued.kind);
     }
     return requeued;
+  }
+
+  /** The resource of a claimed (running) or requeued (queued) job; a settled resource stays as it is. */
+  private async mirrorActive(trx: Transaction<Database>, job: JobRecord, state: 'queued' | 'running') {
+    const mirror = this.registry.get(job.kind).mirror;
+    if (!mirror) return;
+    const now = new Date().toISOString();
+    await this.store.jobMirror.write(
+      mirror.table,
+      job.subjectId,
+      [mirror.statusOf('queued'), mirror.statusOf('running')],
+      {
+        status: mirror.statusOf(state),
+        ...(mirror.showsProgress ? { values: { progress: 0 } } : {}),
+        ...(state === 'running' ? { startedAt: now } : {}),
+        updatedAt: now,
+      },
+      trx,
+    );
+  }
+
+  /** The resource's terminal state; false when it had already left its live statuses. */
+  private async mirrorSettled<R>(
+    trx: Transaction<Database>,
+    handler: AnyJobHandler,
+    job: JobRecord,
+    outcome: JobOutcome<R>,
+  ): Promise<boolean> {
+    const mirror = handler.mirror;
+    if (!mirror) return true;
+    const own = mirror.settled(outcome, job);
+    const cols = mirror.errorColumns;
+    const error = own.error ?? (outcome.status === 'completed' ? null : outcome.error);
+    const values: Record<string, MirroredValue> = {
+      [cols.code]: error?.code ?? null,
+      [cols.message]: error?.message ?? null,
+      ...(cols.details ? { [cols.details]: error?.details ? JSON.stringify(error.details) : null } : {}),
+      ...(mirror.showsProgress && outcome.status === 'completed' ? { progress: 100 } : {}),
+      ...own.values,
+    };
+    const now = new Date().toISOString();
+    return this.store.jobMirror.write(
+      mirror.table,
+      job.subjectId,
+      [mirror.statusOf('queued'), mirror.statusOf('running')],
+      { status: own.status ?? mirror.statusOf(outcome.status), values, finishedAt: now, updatedAt: now },
+      trx,
+    );
   }
 
   /**

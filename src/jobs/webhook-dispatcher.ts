@@ -1,19 +1,21 @@
 // Delivers the webhook outbox: signed POSTs, at least once, exponential backoff with jitter for about
-// a day (LIPSYNC_WEBHOOK_RETRY_HOURS), every attempt logged per generation.
+// a day (LIPSYNC_WEBHOOK_RETRY_HOURS), every attempt logged per resource. Each body is finished at
+// delivery time by the notification of the kind that sent it (src/jobs/handler.ts JobNotification).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
 import type { WebhookDelivery } from '../store/webhooks.js';
 import { isDeliverySuccess, isPermanentFailure, nextRetryDelayMs, signWebhook } from '../domain/webhooks.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { JobNotification } from './handler.js';
 
 export interface WebhookSender {
   /** POSTs the body; resolves with the HTTP status, rejects on network/guard errors. */
   post(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<number>;
 }
 
-/** Fills in fresh, signed output URLs at delivery time (stored payloads carry none). */
-export type PayloadFinisher = (d: WebhookDelivery) => Promise<string>;
+/** The notification that sends an event (the handler registry's). */
+export type NotificationOf = (event: string) => JobNotification | undefined;
 
 export class WebhookDispatcher {
   private timer: NodeJS.Timeout | null = null;
@@ -22,7 +24,7 @@ export class WebhookDispatcher {
   constructor(
     private readonly store: Store,
     private readonly sender: WebhookSender,
-    private readonly finishPayload: PayloadFinisher,
+    private readonly notificationOf: NotificationOf,
     private readonly opts: { retryWindowMs: number; timeoutMs: number; intervalMs?: number; batch?: number },
     private readonly logger: Logger,
     private readonly metrics: Metrics | null = null,
@@ -56,6 +58,11 @@ export class WebhookDispatcher {
     }
   }
 
+  private async body(d: WebhookDelivery): Promise<string> {
+    const notification = d.subjectId ? this.notificationOf(d.event) : undefined;
+    return (await notification?.body(d.subjectId as string, d.payload)) ?? d.payload;
+  }
+
   private async deliver(d: WebhookDelivery): Promise<void> {
     const attempt = d.attempts + 1;
     const started = Date.now();
@@ -65,7 +72,7 @@ export class WebhookDispatcher {
     try {
       const org = await this.store.organizations.findById(d.organizationId);
       if (!org) throw new Error('organization no longer exists');
-      const body = await this.finishPayload(d);
+      const body = await this.body(d);
       const t = Math.floor(Date.now() / 1000);
       const signature = signWebhook(org.webhookSecret, body, t);
       statusCode = await this.sender.post(
@@ -103,7 +110,7 @@ export class WebhookDispatcher {
       {
         id: randomUUID(),
         deliveryId: d.id,
-        generationId: d.generationId,
+        subjectId: d.subjectId,
         attempt,
         statusCode,
         error,
@@ -113,7 +120,13 @@ export class WebhookDispatcher {
       { status, nextAttemptAt },
     );
     this.metrics?.webhookDelivery(status === 'pending' ? 'retry' : status);
-    const log = this.logger.child({ generationId: d.generationId, webhookId: d.id, attempt, statusCode });
+    const log = this.logger.child({
+      event: d.event,
+      subjectId: d.subjectId,
+      webhookId: d.id,
+      attempt,
+      statusCode,
+    });
     if (ok) log.info('webhook delivered');
     else
       log.warn(

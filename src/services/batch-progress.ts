@@ -1,7 +1,6 @@
 // How a batch moves, each step inside the transaction that causes it (the job system's claim and
 // settle transactions, a record's refusal, a cancel): counters, status, and on its end the webhook's
 // outbox row. The batch's row lock orders concurrent steps; the counters are never recounted.
-import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { Store } from '../store/index.js';
@@ -12,10 +11,9 @@ import {
   pendingCount,
   runningBatchStatus,
 } from '../domain/batches.js';
+import { BATCH_WEBHOOK_EVENT } from '../domain/webhooks.js';
 
 type Trx = Transaction<Database>;
-
-export const BATCH_WEBHOOK_EVENT = 'batch.status';
 
 export class BatchProgress {
   constructor(private readonly store: Store) {}
@@ -102,21 +100,13 @@ export class BatchProgress {
     const now = new Date().toISOString();
     await this.store.batches.update(trx, batchId, { status, finished_at: now });
     if (!b.webhookUrl) return;
-    // The body is built at delivery time (BatchService.webhookBody), so that it is current.
-    await this.store.webhooks.enqueue(trx, {
-      id: randomUUID(),
+    // The body is built at delivery time (the batch kind's notification), so that it is current.
+    await this.store.webhooks.enqueueNew(trx, {
       organizationId: b.organizationId,
-      generationId: null,
+      subjectId: b.id,
       event: BATCH_WEBHOOK_EVENT,
       url: b.webhookUrl,
       payload: JSON.stringify({ batchId: b.id, status }),
-      status: 'pending',
-      attempts: 0,
-      nextAttemptAt: now,
-      lastStatusCode: null,
-      lastError: null,
-      createdAt: now,
-      updatedAt: now,
     });
   }
 }

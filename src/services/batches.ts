@@ -32,8 +32,7 @@ import {
 import { normaliseGenerationRequest, type GenerationRequestBody } from '../domain/generation-request.js';
 import { JOB_CANCELED, JOB_PRIORITY } from '../domain/jobs.js';
 import { isUuid } from '../domain/ids.js';
-import { GENERATION_KIND } from '../handlers/generation.js';
-import { BATCH_KIND } from '../handlers/batch.js';
+import { BATCH_KIND, GENERATION_KIND } from '../domain/job-kinds.js';
 import { batchResultLine, batchView, type BatchView } from './batch-view.js';
 import type { BatchProgress } from './batch-progress.js';
 

@@ -8,7 +8,7 @@ import type { DialogueEditRecord } from '../store/dialogue-edits.js';
 import type { AuthContext } from './api-keys.js';
 import type { AssetService } from './assets.js';
 import type { JobQueue } from '../jobs/queue.js';
-import { DIALOGUE_EDIT_KIND } from '../handlers/dialogue-edit.js';
+import { DIALOGUE_EDIT_KIND } from '../domain/job-kinds.js';
 import { AppError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import { normaliseDialogueEditRequest } from '../domain/dialogue-edits.js';

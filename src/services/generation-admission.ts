@@ -10,7 +10,7 @@ import type { Store } from '../store/index.js';
 import type { GenerationRecord } from '../store/generations.js';
 import type { Organization } from '../store/organizations.js';
 import type { AuthContext } from './api-keys.js';
-import { GENERATION_KIND } from '../handlers/generation.js';
+import { GENERATION_KIND } from '../domain/job-kinds.js';
 import type { CreateOptions, CreateResult, GenerationServiceDeps, ResolvedInputs } from './generations.js';
 import { CommitOutcomeUnknown, type IdempotencyClaim } from './idempotency.js';
 import {

@@ -5,14 +5,13 @@ import type { Store } from '../store/index.js';
 import type { GenerationRecord } from '../store/generations.js';
 import type { Organization } from '../store/organizations.js';
 import type { BlobStore } from '../storage/blob-store.js';
-import type { WebhookDelivery } from '../store/webhooks.js';
 import type { AuthContext } from './api-keys.js';
 import type { AdmissionService } from './admission.js';
 import type { AssetService } from './assets.js';
 import type { Drain } from './drain.js';
 import type { EventBus } from '../jobs/event-bus.js';
 import type { JobQueue } from '../jobs/queue.js';
-import { GENERATION_KIND } from '../handlers/generation.js';
+import { GENERATION_KIND } from '../domain/job-kinds.js';
 import type { IdempotencyService } from './idempotency.js';
 import type { UploadedForm } from './generation-uploads.js';
 import type { ResolvedMedia } from './generation-inputs.js';
@@ -306,13 +305,15 @@ export class GenerationService {
     return { view, text };
   }
 
-  /** A webhook's body at delivery time: the generation as it is now, with a fresh output URL. */
-  async webhookBody(d: WebhookDelivery): Promise<string> {
-    if (!d.generationId) return d.payload;
-    const g = await this.store.generations.findAny(d.generationId);
+  /**
+   * A webhook's body at delivery time: the generation as it is now, with a fresh output URL (its
+   * status as stored when it was sent); null when the generation is gone.
+   */
+  async webhookBody(generationId: string, stored: string): Promise<string | null> {
+    const g = await this.store.generations.findAny(generationId);
     const org = g ? await this.store.organizations.findById(g.organizationId) : null;
-    if (!g || !org) return d.payload;
-    const payload = JSON.parse(d.payload) as Record<string, unknown>;
+    if (!g || !org) return null;
+    const payload = JSON.parse(stored) as Record<string, unknown>;
     return JSON.stringify({
       ...payload,
       ...generationView(g, { outputUrl: await this.outputUrl(g, org) }),

@@ -8,7 +8,7 @@ import type { AssetRecord } from '../store/assets.js';
 import type { AuthContext } from './api-keys.js';
 import type { AssetService } from './assets.js';
 import type { JobQueue } from '../jobs/queue.js';
-import { TRANSCRIPTION_KIND } from '../handlers/transcription.js';
+import { TRANSCRIPTION_KIND } from '../domain/job-kinds.js';
 import { AppError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import {

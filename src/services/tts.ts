@@ -10,7 +10,7 @@ import type { IdempotencyService } from './idempotency.js';
 import { CommitOutcomeUnknown } from './idempotency.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { SpeechService } from './speech.js';
-import { TTS_KIND } from '../handlers/tts.js';
+import { TTS_KIND } from '../domain/job-kinds.js';
 import { AppError } from '../domain/errors.js';
 import { fingerprint } from '../domain/idempotency.js';
 import { isUuid } from '../domain/ids.js';

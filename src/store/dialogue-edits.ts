@@ -5,7 +5,9 @@ import type { DialogueEdit, PreviewSlot, SourceWord } from '../speech/dialogue/t
 import type { VoiceProfile } from '../speech/types.js';
 import type { Transcript } from './transcriptions.js';
 
-export type DialogueEditStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'COMPLETED_PARTIAL' | 'FAILED';
+import type { DialogueEditStatus } from '../domain/dialogue-edits.js';
+
+export type { DialogueEditStatus };
 
 /** What a finished preview produced (stored as one JSON document). */
 export interface PreviewOutcome {
@@ -130,58 +132,5 @@ export class DialogueEditRepository {
   async findAny(id: string, db: Db = this.db): Promise<DialogueEditRecord | null> {
     const r = await db.selectFrom('dialogue_edits').selectAll().where('id', '=', id).executeTakeFirst();
     return r ? toRecord(r) : null;
-  }
-
-  async mark(db: Db, id: string, status: 'PENDING' | 'PROCESSING', at: string): Promise<void> {
-    await db
-      .updateTable('dialogue_edits')
-      .set({ status, updated_at: at, ...(status === 'PROCESSING' ? { started_at: at } : {}) })
-      .where('id', '=', id)
-      .execute();
-  }
-
-  async finish(
-    db: Db,
-    id: string,
-    at: string,
-    outcome:
-      | {
-          status: 'COMPLETED' | 'COMPLETED_PARTIAL';
-          previewKey: string;
-          previewDurationMs: number;
-          result: PreviewOutcome;
-          voiceProfile: VoiceProfile | null;
-        }
-      | {
-          status: 'FAILED';
-          errorCode: string;
-          errorMessage: string;
-          errorDetails: Record<string, unknown> | null;
-        },
-  ): Promise<void> {
-    await db
-      .updateTable('dialogue_edits')
-      .set(
-        outcome.status === 'FAILED'
-          ? {
-              status: 'FAILED',
-              error_code: outcome.errorCode,
-              error_message: outcome.errorMessage,
-              error_details: outcome.errorDetails ? JSON.stringify(outcome.errorDetails) : null,
-              finished_at: at,
-              updated_at: at,
-            }
-          : {
-              status: outcome.status,
-              preview_key: outcome.previewKey,
-              preview_duration_ms: outcome.previewDurationMs,
-              result: JSON.stringify(outcome.result),
-              voice_profile: outcome.voiceProfile ? JSON.stringify(outcome.voiceProfile) : null,
-              finished_at: at,
-              updated_at: at,
-            },
-      )
-      .where('id', '=', id)
-      .execute();
   }
 }

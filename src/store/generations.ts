@@ -184,8 +184,8 @@ export class GenerationRepository {
   }
 
   /** Including deleted rows (idempotent replays must tell "deleted" from "never existed"). */
-  async findAny(id: string): Promise<GenerationRecord | null> {
-    const r = await this.db.selectFrom('generations').selectAll().where('id', '=', id).executeTakeFirst();
+  async findAny(id: string, q: Q = this.db): Promise<GenerationRecord | null> {
+    const r = await q.selectFrom('generations').selectAll().where('id', '=', id).executeTakeFirst();
     return r ? toGeneration(r) : null;
   }
 
@@ -232,62 +232,6 @@ export class GenerationRepository {
       .set({ deleted_at: at, updated_at: at })
       .where('id', '=', id)
       .execute();
-  }
-
-  /** The job started running (a claim): PROCESSING. */
-  async markProcessing(trx: Q, id: string): Promise<void> {
-    const now = new Date().toISOString();
-    await trx
-      .updateTable('generations')
-      .set((eb) => ({
-        status: 'PROCESSING',
-        progress: 0,
-        started_at: eb.fn.coalesce('started_at', eb.val(now)),
-        updated_at: now,
-      }))
-      .where('id', '=', id)
-      .where('status', 'in', ['PENDING', 'PROCESSING'])
-      .execute();
-  }
-
-  /** The job went back to the queue (retry, lost worker, handed back at shutdown): PENDING. */
-  async markPending(trx: Q, id: string): Promise<void> {
-    await trx
-      .updateTable('generations')
-      .set({ status: 'PENDING', progress: 0, updated_at: new Date().toISOString() })
-      .where('id', '=', id)
-      .where('status', 'in', ['PENDING', 'PROCESSING'])
-      .execute();
-  }
-
-  async setProgress(id: string, progress: number): Promise<void> {
-    await this.db
-      .updateTable('generations')
-      .set({ progress, updated_at: new Date().toISOString() })
-      .where('id', '=', id)
-      .where('status', '=', 'PROCESSING')
-      .execute();
-  }
-
-  /**
-   * Moves a generation to a terminal state from one of `fromStatuses`. Returns the updated row, or
-   * null when it had already left them. The caller fences with the job row in the same transaction.
-   */
-  async settle(
-    trx: Transaction<Database>,
-    id: string,
-    fromStatuses: GenerationStatus[],
-    set: Partial<GenerationTable> & { status: GenerationStatus },
-  ): Promise<GenerationRecord | null> {
-    const now = new Date().toISOString();
-    const r = await trx
-      .updateTable('generations')
-      .set({ ...set, finished_at: now, updated_at: now })
-      .where('id', '=', id)
-      .where('status', 'in', fromStatuses)
-      .returningAll()
-      .executeTakeFirst();
-    return r ? toGeneration(r) : null;
   }
 
   /** Ids (and update times) of rows changed since `sinceIso`, for the SQLite cross-process wake-up. */

@@ -14,6 +14,7 @@ import { TtsJobRepository } from './tts-jobs.js';
 import { TranscriptionRepository } from './transcriptions.js';
 import { DialogueEditRepository } from './dialogue-edits.js';
 import { BatchRepository } from './batches.js';
+import { JobMirrorRepository } from './job-mirror.js';
 
 export interface Store {
   readonly db: Db;
@@ -32,6 +33,8 @@ export interface Store {
   readonly transcriptions: TranscriptionRepository;
   readonly dialogueEdits: DialogueEditRepository;
   readonly batches: BatchRepository;
+  /** Job state copied onto resource rows (written by the job system only). */
+  readonly jobMirror: JobMirrorRepository;
 }
 
 export function createStore(db: Db): Store {
@@ -53,5 +56,6 @@ export function createStore(db: Db): Store {
     transcriptions: new TranscriptionRepository(k),
     dialogueEdits: new DialogueEditRepository(k),
     batches: new BatchRepository(k, db.dialect),
+    jobMirror: new JobMirrorRepository(k),
   };
 }

@@ -12,6 +12,7 @@ import * as m0008 from './migrations/0008_batches.js';
 import * as m0009 from './migrations/0009_asset_sha256.js';
 import * as m0010 from './migrations/0010_worker_tokens.js';
 import * as m0011 from './migrations/0011_asset_probe.js';
+import * as m0012 from './migrations/0012_webhook_subjects.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0009_asset_sha256': m0009,
   '0010_worker_tokens': m0010,
   '0011_asset_probe': m0011,
+  '0012_webhook_subjects': m0012,
 };
 
 class StaticProvider implements MigrationProvider {

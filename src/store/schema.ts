@@ -314,7 +314,8 @@ export interface IdempotencyKeyTable {
 export interface WebhookDeliveryTable {
   id: string;
   organization_id: string;
-  generation_id: string | null;
+  /** The resource reported on (0012): a generation, a batch, ... */
+  subject_id: string | null;
   event: string;
   url: string;
   payload: string;
@@ -331,7 +332,7 @@ export interface WebhookDeliveryTable {
 export interface WebhookAttemptTable {
   id: string;
   delivery_id: string;
-  generation_id: string | null;
+  subject_id: string | null;
   attempt: number;
   status_code: number | null;
   error: string | null;

@@ -3,7 +3,9 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Transcript } from '../domain/transcriptions.js';
 import type { Database, TranscriptionTable } from './schema.js';
 
-export type TranscriptionStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
+import type { TranscriptionStatus } from '../domain/transcriptions.js';
+
+export type { TranscriptionStatus };
 
 export type { Transcript, TranscriptWord } from '../domain/transcriptions.js';
 
@@ -143,53 +145,5 @@ export class TranscriptionRepository {
         : query.where('max_source_seconds', '=', q.maxSourceSeconds);
     const r = await query.orderBy('created_at', 'desc').executeTakeFirst();
     return r ? toRecord(r) : null;
-  }
-
-  async markProcessing(db: Db, id: string, at: string): Promise<void> {
-    await db
-      .updateTable('transcriptions')
-      .set({ status: 'PROCESSING', started_at: at, updated_at: at })
-      .where('id', '=', id)
-      .execute();
-  }
-
-  async markPending(db: Db, id: string, at: string): Promise<void> {
-    await db
-      .updateTable('transcriptions')
-      .set({ status: 'PENDING', updated_at: at })
-      .where('id', '=', id)
-      .execute();
-  }
-
-  async finish(
-    db: Db,
-    id: string,
-    at: string,
-    outcome:
-      | { status: 'COMPLETED'; transcript: Transcript; speakerCount: number; sourceEndMs: number }
-      | { status: 'FAILED'; errorCode: string; errorMessage: string },
-  ): Promise<void> {
-    await db
-      .updateTable('transcriptions')
-      .set(
-        outcome.status === 'COMPLETED'
-          ? {
-              status: 'COMPLETED',
-              transcript: JSON.stringify(outcome.transcript),
-              speaker_count: outcome.speakerCount,
-              source_end_ms: outcome.sourceEndMs,
-              finished_at: at,
-              updated_at: at,
-            }
-          : {
-              status: 'FAILED',
-              error_code: outcome.errorCode,
-              error_message: outcome.errorMessage,
-              finished_at: at,
-              updated_at: at,
-            },
-      )
-      .where('id', '=', id)
-      .execute();
   }
 }

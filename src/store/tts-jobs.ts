@@ -3,7 +3,9 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, TtsJobTable } from './schema.js';
 import type { TtsRequest } from '../domain/tts.js';
 
-export type TtsJobStatus = 'PENDING' | 'PROCESSING' | 'SUCCESS' | 'FAILED';
+import type { TtsJobStatus } from '../domain/tts.js';
+
+export type { TtsJobStatus };
 
 export interface TtsJobRecord {
   id: string;
@@ -78,52 +80,5 @@ export class TtsJobRepository {
   async findAny(id: string, db: Db = this.db): Promise<TtsJobRecord | null> {
     const r = await db.selectFrom('tts_jobs').selectAll().where('id', '=', id).executeTakeFirst();
     return r ? toJob(r) : null;
-  }
-
-  async markProcessing(trx: Db, id: string, at: string): Promise<void> {
-    await trx
-      .updateTable('tts_jobs')
-      .set({ status: 'PROCESSING', started_at: at, updated_at: at })
-      .where('id', '=', id)
-      .execute();
-  }
-
-  async markPending(trx: Db, id: string, at: string): Promise<void> {
-    await trx
-      .updateTable('tts_jobs')
-      .set({ status: 'PENDING', updated_at: at })
-      .where('id', '=', id)
-      .execute();
-  }
-
-  async finish(
-    trx: Db,
-    id: string,
-    at: string,
-    outcome:
-      | { status: 'SUCCESS'; assetId: string; durationSeconds: number }
-      | { status: 'FAILED'; errorCode: string; errorMessage: string },
-  ): Promise<void> {
-    await trx
-      .updateTable('tts_jobs')
-      .set(
-        outcome.status === 'SUCCESS'
-          ? {
-              status: 'SUCCESS',
-              asset_id: outcome.assetId,
-              duration_seconds: outcome.durationSeconds,
-              finished_at: at,
-              updated_at: at,
-            }
-          : {
-              status: 'FAILED',
-              error_code: outcome.errorCode,
-              error_message: outcome.errorMessage,
-              finished_at: at,
-              updated_at: at,
-            },
-      )
-      .where('id', '=', id)
-      .execute();
   }
 }

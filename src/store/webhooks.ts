@@ -1,10 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, WebhookDeliveryTable } from './schema.js';
 
 export interface WebhookDelivery {
   id: string;
   organizationId: string;
-  generationId: string | null;
+  subjectId: string | null;
   event: string;
   url: string;
   payload: string;
@@ -20,7 +21,7 @@ export interface WebhookDelivery {
 export interface WebhookAttempt {
   id: string;
   deliveryId: string;
-  generationId: string | null;
+  subjectId: string | null;
   attempt: number;
   statusCode: number | null;
   error: string | null;
@@ -32,7 +33,7 @@ function toDelivery(r: Selectable<WebhookDeliveryTable>): WebhookDelivery {
   return {
     id: r.id,
     organizationId: r.organization_id,
-    generationId: r.generation_id,
+    subjectId: r.subject_id,
     event: r.event,
     url: r.url,
     payload: r.payload,
@@ -56,7 +57,7 @@ export class WebhookRepository {
       .values({
         id: d.id,
         organization_id: d.organizationId,
-        generation_id: d.generationId,
+        subject_id: d.subjectId,
         event: d.event,
         url: d.url,
         payload: d.payload,
@@ -70,6 +71,25 @@ export class WebhookRepository {
         updated_at: d.updatedAt,
       })
       .execute();
+  }
+
+  /** A new delivery, due now (in the transaction that ends its resource). */
+  async enqueueNew(
+    trx: Transaction<Database>,
+    d: { organizationId: string; subjectId: string; event: string; url: string; payload: string },
+  ): Promise<void> {
+    const now = new Date().toISOString();
+    await this.enqueue(trx, {
+      id: randomUUID(),
+      ...d,
+      status: 'pending',
+      attempts: 0,
+      nextAttemptAt: now,
+      lastStatusCode: null,
+      lastError: null,
+      createdAt: now,
+      updatedAt: now,
+    });
   }
 
   /** Takes up to `limit` due deliveries with a short lease so that two dispatchers never send one twice at once. */
@@ -108,7 +128,7 @@ export class WebhookRepository {
         .values({
           id: a.id,
           delivery_id: a.deliveryId,
-          generation_id: a.generationId,
+          subject_id: a.subjectId,
           attempt: a.attempt,
           status_code: a.statusCode,
           error: a.error,
@@ -132,14 +152,15 @@ export class WebhookRepository {
     });
   }
 
-  async listForGeneration(
-    generationId: string,
+  /** Every delivery about one resource (a generation, a batch, ...) and their attempts. */
+  async listForSubject(
+    subjectId: string,
   ): Promise<{ deliveries: WebhookDelivery[]; attempts: WebhookAttempt[] }> {
     const deliveries = (
       await this.db
         .selectFrom('webhook_deliveries')
         .selectAll()
-        .where('generation_id', '=', generationId)
+        .where('subject_id', '=', subjectId)
         .orderBy('created_at')
         .execute()
     ).map(toDelivery);
@@ -147,13 +168,13 @@ export class WebhookRepository {
       await this.db
         .selectFrom('webhook_attempts')
         .selectAll()
-        .where('generation_id', '=', generationId)
+        .where('subject_id', '=', subjectId)
         .orderBy('attempted_at')
         .execute()
     ).map((r) => ({
       id: r.id,
       deliveryId: r.delivery_id,
-      generationId: r.generation_id,
+      subjectId: r.subject_id,
       attempt: r.attempt,
       statusCode: r.status_code,
       error: r.error,

@@ -170,7 +170,7 @@ describe(`webhooks end to end (${DB})`, { timeout: 240_000 }, () => {
     assert.ok(p.video && p.audio);
 
     // the delivery log
-    const log = await db.store.webhooks.listForGeneration(id);
+    const log = await db.store.webhooks.listForSubject(id);
     assert.equal(log.deliveries.length, 1);
     assert.equal(log.deliveries[0].status, 'delivered');
     assert.equal(log.deliveries[0].attempts, 2);

@@ -10,10 +10,6 @@ import { repoRoot } from '../helpers/paths.js';
 
 const SRC = join(repoRoot, 'src');
 
-// Pairs allowed for now: removed by the job-state change (kind names move to domain/), and then
-// deleted from this list.
-const KNOWN_PAIRS: readonly (readonly [string, string])[] = [['handlers', 'services']];
-
 /** from one top-level unit to another -> the files that import that way */
 type Graph = Map<string, Map<string, string[]>>;
 
@@ -55,9 +51,6 @@ function importGraph(files: readonly { path: string; source: string }[]): Graph 
   return graph;
 }
 
-const samePair = (a: readonly [string, string], b: readonly [string, string]): boolean =>
-  (a[0] === b[0] && a[1] === b[1]) || (a[0] === b[1] && a[1] === b[0]);
-
 function mutualPairs(graph: Graph): [string, string][] {
   const pairs: [string, string][] = [];
   for (const [a, targets] of graph)
@@ -91,13 +84,6 @@ function findCycle(graph: Graph): string[] | null {
   return null;
 }
 
-function withoutPairs(graph: Graph, pairs: readonly (readonly [string, string])[]): Graph {
-  const copy: Graph = new Map();
-  for (const [a, targets] of graph)
-    copy.set(a, new Map([...targets].filter(([b]) => !pairs.some((p) => samePair(p, [a, b])))));
-  return copy;
-}
-
 function describeEdge(graph: Graph, a: string, b: string): string {
   return `  ${a} -> ${b}: ${graph.get(a)!.get(b)!.join(', ')}`;
 }
@@ -106,7 +92,7 @@ describe('import direction of src/', () => {
   const graph = importGraph(tsFiles(SRC).map((path) => ({ path, source: readFileSync(path, 'utf8') })));
 
   test('no two top-level folders import each other', () => {
-    const pairs = mutualPairs(graph).filter(([a, b]) => !KNOWN_PAIRS.some((k) => samePair(k, [a, b])));
+    const pairs = mutualPairs(graph);
     assert.deepEqual(
       pairs,
       [],
@@ -115,17 +101,8 @@ describe('import direction of src/', () => {
     );
   });
 
-  test('the known pairs still import each other (delete them from KNOWN_PAIRS once they do not)', () => {
-    const present = mutualPairs(graph);
-    for (const known of KNOWN_PAIRS)
-      assert.ok(
-        present.some((p) => samePair(p, known)),
-        `${known.join(' <-> ')} no longer import each other: remove the pair from KNOWN_PAIRS`,
-      );
-  });
-
   test('no cycle of any length runs through the folders', () => {
-    const cycle = findCycle(withoutPairs(graph, KNOWN_PAIRS));
+    const cycle = findCycle(graph);
     assert.equal(
       cycle,
       null,
@@ -167,6 +144,5 @@ describe('import direction of src/', () => {
     ]);
     assert.deepEqual(mutualPairs(g), []);
     assert.deepEqual(findCycle(g), ['p', 'q', 'r', 'p']);
-    assert.equal(findCycle(withoutPairs(g, [['r', 'p']])), null);
   });
 });

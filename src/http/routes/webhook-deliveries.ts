@@ -40,7 +40,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ services: Servic
     async (request) => {
       const auth = requireAuth(request);
       const g = await services.generations.get(auth.organization.id, request.params.id);
-      const log = await services.store.webhooks.listForGeneration(g.id);
+      const log = await services.store.webhooks.listForSubject(g.id);
       return log.deliveries.map((d) => ({
         id: d.id,
         event: d.event,

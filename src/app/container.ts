@@ -31,7 +31,6 @@ import { SpeechService } from '../services/speech.js';
 import { TtsService } from '../services/tts.js';
 import { VoiceService } from '../services/voices.js';
 import { createSpeechProviders } from '../speech/registry.js';
-import type { HandlerRegistry } from '../jobs/handler.js';
 import { IdempotencyService } from '../services/idempotency.js';
 import { assertPublicUrl, OutgoingRequestError } from '../media/http-client.js';
 import { AppError } from '../domain/errors.js';

@@ -8,8 +8,9 @@
 // TEST_DATABASE=postgres first checks that PostgreSQL answers and fails with a clear message if not.
 // The default label names the database, and for e2e the storage too (TEST_STORAGE, local by default):
 // `e2e (postgres, s3)`.
-// End-to-end tests run bin/lipsync.js, which runs dist/: when dist/ is missing or older than any file
-// under src/ (or a build setting), it is rebuilt first, so they always run this checkout's code.
+// End-to-end tests, and the integration tests that run the CLI, run bin/lipsync.js, which runs dist/:
+// when dist/ is missing or older than any file under src/ (or a build setting), it is rebuilt first,
+// so they always run this checkout's code.
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -109,7 +110,7 @@ if (database === 'postgres' && kind !== 'unit') {
   }
 }
 
-if (files.some((f) => relative(root, f).startsWith(join('test', 'e2e')))) {
+if (files.some((f) => !relative(root, f).startsWith(join('test', 'unit')))) {
   const state = distState(root);
   if (!state.fresh) {
     console.log(`run-tests: building dist/ first: ${state.reason}`);
@@ -122,7 +123,7 @@ if (files.some((f) => relative(root, f).startsWith(join('test', 'e2e')))) {
     if (build.status !== 0 || !after.fresh) {
       console.error(
         `\nrun-tests: the build failed (${build.status ?? build.signal}${after.fresh ? '' : `; ${after.reason}`}): ` +
-          'the end-to-end tests would run stale code.\n',
+          'the tests would run stale code.\n',
       );
       record({ passed: 0, failed: 1, skipped: 0 });
       process.exit(1);

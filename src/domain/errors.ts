@@ -493,7 +493,7 @@ export const ERRORS = {
     'asset_type_unsupported',
     422,
     'The uploaded file is not a readable audio, video or image file.',
-    'Upload a media file that ffprobe can read (for example mp4, mov, webm, wav, mp3, png, jpeg).',
+    'Upload an audio, video or image file (for example mp4, mov, webm, wav, mp3, png or jpeg).',
   ),
   organization_draft: entry(
     'organization_draft',

@@ -34,10 +34,17 @@ export interface MediaProbe {
   audio: AudioStreamInfo | null;
 }
 
+/**
+ * The file is not media the server can read. `message` is written for users (it may reach a client)
+ * and never holds a path, a tool's name or its output; `detail` (ffprobe's last stderr line) is for
+ * the server log only.
+ */
 export class MediaProbeError extends Error {
-  constructor(message: string) {
+  readonly detail: string | undefined;
+  constructor(message: string, detail?: string) {
     super(message);
     this.name = 'MediaProbeError';
+    this.detail = detail;
   }
 }
 
@@ -149,7 +156,8 @@ export async function ffprobeMedia(
       else
         reject(
           new MediaProbeError(
-            `not a readable media file (${err.trim().split('\n').pop() ?? `ffprobe exit ${code}`})`,
+            'its content is not in a media format the server reads',
+            err.trim().split('\n').pop() || `ffprobe exit ${code}`,
           ),
         );
     });
@@ -159,7 +167,7 @@ export async function ffprobeMedia(
   try {
     json = JSON.parse(out);
   } catch {
-    throw new MediaProbeError('ffprobe returned unreadable output');
+    throw new MediaProbeError('its content could not be read', 'ffprobe returned output that is not JSON');
   }
   const fmt = json.format ?? {};
   const streams = json.streams ?? [];

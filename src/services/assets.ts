@@ -618,6 +618,8 @@ export class AssetService {
     } catch (err) {
       // A missing ffprobe is the server's fault, not the file's.
       if (!(err instanceof MediaProbeError) || err instanceof ProbeToolError) throw err;
+      // The client gets the plain reason; what ffprobe said stays in the log.
+      this.logger.info({ reason: err.message, detail: err.detail }, 'upload refused: not readable media');
       throw new AppError('asset_type_unsupported', {
         field: 'file',
         message: `The uploaded file is not a readable audio, video or image file: ${err.message}.`,

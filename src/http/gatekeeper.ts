@@ -17,7 +17,10 @@ declare module 'fastify' {
     auth?: boolean;
     /** A rate rule for this route other than the tabled/default one. */
     rateRule?: RateRule;
-    /** false for the liveness probe: it answers whatever the rate-limit store (Redis) does. */
+    /**
+     * false for the probes and /metrics: no client's exhausted limit (nor a Redis outage) may make a
+     * load balancer or Prometheus lose the instance.
+     */
     rateLimit?: boolean;
     /**
      * 'generation': the route reads the generation of its `:id` parameter; it is read in the same

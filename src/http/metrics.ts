@@ -32,7 +32,9 @@ function bearerMatches(request: FastifyRequest, token: string): boolean {
 
 /** The scrape route alone: the API's and a worker's listener answer it the same way. */
 function metricsRoute(app: FastifyInstance, metrics: Metrics, token: string | null): void {
-  app.get(METRICS_PATH, { config: { auth: false }, schema: { hide: true } }, async (request, reply) => {
+  // Not rate-limited (a scrape is not client traffic): the token or a separate listener protects it.
+  const config = { auth: false, rateLimit: false };
+  app.get(METRICS_PATH, { config, schema: { hide: true } }, async (request, reply) => {
     if (token !== null && !bearerMatches(request, token)) {
       throw new AppError('unauthorized', {
         message: 'Missing or wrong metrics token.',

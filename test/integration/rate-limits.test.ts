@@ -89,6 +89,30 @@ describe(`rate limits, in memory (${process.env.TEST_DATABASE ?? 'sqlite'})`, ()
     assertRateLimited(await get(null, { ip: '203.0.113.50' }));
   });
 
+  test('probes and /metrics answer 200 from an IP that failed key guesses exhausted', async () => {
+    // Its own listening instance: /readyz is ready only on a listening server, and fetch comes from
+    // 127.0.0.1 (this instance's counters are its own).
+    const d = await createTestServices({ shareDatabaseWith: t });
+    try {
+      const base = await d.app.listen({ port: 0, host: '127.0.0.1' });
+      await waitForFreshWindow();
+      const guess = { 'x-api-key': 'sk_lipsync_' + 'B'.repeat(43) };
+      const api = () => fetch(`${base}/v2/projects`, { headers: guess });
+      for (let i = 0; i < 3; i++) assert.equal((await api()).status, 401);
+      assert.equal((await api()).status, 429, 'the IP is out of requests');
+      for (const path of ['/readyz', '/health', '/healthz', '/metrics']) {
+        for (let i = 0; i < 5; i++) {
+          const res = await fetch(`${base}${path}`);
+          assert.equal(res.status, 200, `${path}: ${await res.text()}`);
+          assert.equal(res.headers.get('x-ratelimit-limit'), null, `${path} is not counted`);
+        }
+      }
+      assert.equal((await api()).status, 429, 'the probes reset nothing');
+    } finally {
+      await d.cleanup();
+    }
+  });
+
   test('POST /v2/assets/upload is counted separately at 120 a minute', async (ctx) => {
     if (!t.app.hasRoute({ method: 'POST', url: '/v2/assets/upload' })) {
       ctx.skip('POST /v2/assets/upload is not registered in this build');

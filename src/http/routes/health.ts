@@ -69,7 +69,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
   app.get(
     '/health',
     {
-      config: { auth: false },
+      // Probes are not client traffic: no client's exhausted rate limit may take the instance out.
+      config: { auth: false, rateLimit: false },
       schema: {
         tags: ['health'],
         security: [],
@@ -101,7 +102,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
   app.get(
     '/readyz',
     {
-      config: { auth: false },
+      config: { auth: false, rateLimit: false },
       schema: {
         tags: ['health'],
         summary:

@@ -43,9 +43,12 @@ function fieldOf(err: FastifyError): string | undefined {
   const v = err.validation?.[0];
   if (!v) return undefined;
   const parts = v.instancePath.split('/').filter(Boolean);
-  const missing = (v.params as { missingProperty?: string; additionalProperty?: string } | undefined) ?? {};
+  const missing =
+    (v.params as { missingProperty?: string; additionalProperty?: string; tag?: string } | undefined) ?? {};
   if (missing.missingProperty) parts.push(missing.missingProperty);
   else if (missing.additionalProperty) parts.push(missing.additionalProperty);
+  // A discriminator's refusal (a oneOf chosen by e.g. `kind`) is about that property.
+  else if (v.keyword === 'discriminator' && missing.tag) parts.push(missing.tag);
   let out = '';
   for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out === '' ? p : `.${p}`;
   return out === '' ? err.validationContext : out;

@@ -38,6 +38,7 @@ export const AJV_OPTIONS = {
   coerceTypes: 'array',
   useDefaults: true,
   allErrors: false,
+  discriminator: true,
 } as const;
 
 /**

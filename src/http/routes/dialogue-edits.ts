@@ -5,20 +5,7 @@ import { Type } from '@sinclair/typebox';
 import type { Services } from '../../services/index.js';
 import { requireAuth } from '../gatekeeper.js';
 import { IdParams, errorResponses } from '../schemas/common.js';
-
-const Body = Type.Object(
-  {
-    transcript: Type.Unknown({ description: 'the transcript of GET /v2/transcriptions/{id}' }),
-    edits: Type.Array(Type.Unknown(), { maxItems: 1000 }),
-    sourceVideoUrl: Type.String({ maxLength: 4096 }),
-    startMs: Type.Optional(Type.Unknown()),
-    endMs: Type.Optional(Type.Unknown()),
-    voiceId: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
-    rerunOfJobId: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
-    projectId: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
-  },
-  { additionalProperties: true },
-);
+import { DialogueEditBody } from '../schemas/dialogue-edits.js';
 
 // The job's shape (api-details 2.3); nested documents are described in docs/dialogue-editing.md.
 const DialogueEditSchema = Type.Object(
@@ -45,7 +32,7 @@ export const dialogueEditRoutes: FastifyPluginAsyncTypebox<{ services: Services 
       schema: {
         tags,
         summary: 'Preview a dialogue edit: change or remove words of a transcribed video',
-        body: Body,
+        body: DialogueEditBody,
         response: { 201: DialogueEditSchema, ...errorResponses(400, 401, 422, 429, 503) },
       },
     },

@@ -64,8 +64,8 @@ export function validateEdits(
   const byId = checkWords(words, opts.sourceDurationMs);
   const touched = new Map<number, number>();
   const indexOf = (id: unknown, field: string): number => {
-    const i = typeof id === 'string' ? byId.get(id) : undefined;
-    return i ?? fail('unknown_word', field, `no word with id ${String(id)} in the transcript`);
+    if (typeof id !== 'string') return fail('bad_edit', field, 'a word id is a string');
+    return byId.get(id) ?? fail('unknown_word', field, `no word with id ${id} in the transcript`);
   };
   const touch = (word: number, edit: number, field: string): void => {
     const other = touched.get(word);
@@ -78,6 +78,9 @@ export function validateEdits(
   const resolved = edits.map((edit, n): ResolvedEdit => {
     const at = `edits[${n}]`;
     const raw = edit as unknown as Record<string, unknown>;
+    // The API's schema refuses these first; other callers may hand in anything.
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+      fail('bad_edit', at, 'an edit is an object: {kind: "change" | "remove", ...}');
     for (const key of ['startMs', 'endMs']) {
       if (key in raw) fail('bad_edit', `${at}.${key}`, 'edits name words; they carry no times');
     }
@@ -101,6 +104,7 @@ export function validateEdits(
       }
       const seen = new Set<string>();
       const idx = edit.wordIds.map((id, j) => {
+        if (typeof id !== 'string') return fail('bad_edit', `${at}.wordIds[${j}]`, 'a word id is a string');
         if (seen.has(id)) fail('duplicate_word_id', `${at}.wordIds[${j}]`, `word id ${id} is repeated`);
         seen.add(id);
         return indexOf(id, `${at}.wordIds[${j}]`);

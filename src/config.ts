@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { isPlan, PLANS, type Plan } from './domain/plans.js';
+import { defaultSpeechProcesses, type ProcessPoolLimits } from './processes/pool.js';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -310,6 +311,29 @@ export const ENV_VARIABLES = {
     // for slower machines and remote providers under load.
     schema: intVar(1, 600, 120, 'Longest synthesis; then 504 `provider_service_unavailable`.'),
   },
+  LIPSYNC_SPEECH_PROCESSES: {
+    group: 'speech',
+    schema: intVar(
+      1,
+      256,
+      undefined,
+      'Local speech tool processes (synthesis, recognition, alignment, voices) at once.',
+    ),
+    defaultText: 'the number of cores',
+  },
+  LIPSYNC_SPEECH_QUEUE: {
+    group: 'speech',
+    schema: intVar(
+      0,
+      10_000,
+      32,
+      'Speech tool runs that may wait for a process; more get 503 with `Retry-After`.',
+    ),
+  },
+  LIPSYNC_SPEECH_QUEUE_WAIT_SECONDS: {
+    group: 'speech',
+    schema: intVar(1, 600, 30, 'Longest wait for a speech process; then 503 with `Retry-After`.'),
+  },
   LIPSYNC_OPENAI_TTS_URL: {
     group: 'speech',
     schema: urlVar(['http:', 'https:'], 'An OpenAI-compatible speech server; unset = provider off.'),
@@ -416,6 +440,8 @@ export interface SpeechConfig {
   readonly defaultProvider: 'local' | 'openai' | 'elevenlabs';
   /** Longest wait for one synthesis (any provider). */
   readonly synthesisTimeoutMs: number;
+  /** The process-wide bound on local speech tool processes (src/processes/pool.ts). */
+  readonly processes: ProcessPoolLimits;
   /** OpenAI-compatible `POST /v1/audio/speech` server; null = provider off. */
   readonly openai: {
     readonly url: string;
@@ -845,6 +871,11 @@ function speechConfig(read: EnvReader, dataDir: string): SpeechConfig {
   return {
     defaultProvider,
     synthesisTimeoutMs: int('LIPSYNC_TTS_TIMEOUT_SECONDS') * 1000,
+    processes: {
+      size: int('LIPSYNC_SPEECH_PROCESSES', defaultSpeechProcesses()),
+      maxQueue: int('LIPSYNC_SPEECH_QUEUE'),
+      maxWaitMs: int('LIPSYNC_SPEECH_QUEUE_WAIT_SECONDS') * 1000,
+    },
     openai,
     elevenlabs,
     cloneVerification: bool('LIPSYNC_VOICE_CLONE_VERIFICATION'),

@@ -2,6 +2,7 @@
 // workers. The only module below main and cli that may import every layer.
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config.js';
+import { speechProcesses } from '../processes/pool.js';
 import { openDatabase } from '../store/database.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { createStore } from '../store/index.js';
@@ -42,6 +43,8 @@ import type { Services } from '../services/index.js';
 import { RemotePresence } from '../jobs/remote-presence.js';
 
 export async function createServices(config: Config, logger: Logger): Promise<Services> {
+  // One bound for every local speech tool process of this process (festival, RHVoice, pocketsphinx, Praat).
+  speechProcesses().configure(config.speech.processes);
   // Before anything opens: a served model without a price refuses the start.
   const prices = loadPrices(config.pricingFile);
   const db = openDatabase({

@@ -4,6 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import { speechProcesses } from '../processes/pool.js';
 import { HandlerRegistry, type AnyJobHandler } from '../jobs/handler.js';
 import { HttpWorkerPort } from '../jobs/http-worker-port.js';
 import { WorkerPool } from '../jobs/worker.js';
@@ -56,6 +57,8 @@ export async function startRemoteWorker(
       );
   }
   if (kinds.length === 0) throw new Error('no job kind to serve');
+  // One bound for every local speech tool process of this process (festival, RHVoice, pocketsphinx, Praat).
+  speechProcesses().configure(config.speech.processes);
   mkdirSync(config.tempDir, { recursive: true, mode: 0o700 });
   void sweepStaleTemp(config.tempDir, config.jobTimeoutMs);
   // This process's own registry: its runs and engine speed (the jobs settle, and are counted, on the

@@ -86,6 +86,15 @@ export function normaliseTranscriptionRequest(body: Record<string, unknown>): Tr
   };
 }
 
+/**
+ * The end of the span a transcription processes: the requested end (or the source's end when none
+ * was given), never past the source, and never more than MAX_WINDOW_MS after the start, so that a
+ * request without `endMs` costs no more than one with the longest window.
+ */
+export function transcriptionWindowEnd(startMs: number, endMs: number | null, sourceMs: number): number {
+  return Math.min(endMs ?? sourceMs, sourceMs, startMs + MAX_WINDOW_MS);
+}
+
 export type TranscriptionStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
 
 /** A transcription's status for each state of its job: a cancel or a timeout is a failure to the client. */

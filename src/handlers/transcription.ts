@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Store } from '../store/index.js';
 import type { Transcript } from '../store/transcriptions.js';
 import { AppError } from '../domain/errors.js';
-import { transcriptionStatusOf } from '../domain/transcriptions.js';
+import { transcriptionStatusOf, transcriptionWindowEnd } from '../domain/transcriptions.js';
 import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
 import { makeTempDir, removeTempDir } from '../media/tempdir.js';
 import { probeMedia } from '../media/probe.js';
@@ -115,7 +115,7 @@ export function transcriptionHandler(deps: {
             'SOURCE_TOO_LONG',
             `The source lasts ${Math.round(sourceMs / 1000)} s, over maxSourceSeconds.`,
           );
-        const endMs = Math.min(input.endMs ?? sourceMs, sourceMs);
+        const endMs = transcriptionWindowEnd(input.startMs, input.endMs, sourceMs);
         if (endMs <= input.startMs) throw fail('NO_AUDIO', 'The window holds no audio of the source.');
         ctx.progress(5);
         // The window as 16 kHz mono: what recognition, alignment and the speaker estimate all read.

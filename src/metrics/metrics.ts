@@ -8,6 +8,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { JobRecord } from '../store/jobs.js';
 import type { TerminalJobStatus } from '../domain/jobs.js';
 import { trackerPool } from '../engines/cpu/tracker-thread.js';
+import { speechProcesses } from '../processes/pool.js';
 
 /** Queued and running jobs per kind, as the database counts them now. */
 export type JobCounts = () => Promise<readonly { kind: string; status: string; count: number }[]>;
@@ -127,6 +128,23 @@ export class Metrics {
       collect() {
         this.reset();
         this.inc(trackerPool().threadsStarted);
+      },
+    });
+    // Process-wide too: the one pool of local speech tool processes (LIPSYNC_SPEECH_PROCESSES).
+    new Gauge({
+      name: 'lipsync_speech_processes_running',
+      help: 'Local speech tool processes (festival, RHVoice, pocketsphinx, Praat) running now in this process.',
+      registers,
+      collect() {
+        this.set(speechProcesses().running);
+      },
+    });
+    new Gauge({
+      name: 'lipsync_speech_processes_queued',
+      help: 'Speech tool runs waiting for a process slot now (LIPSYNC_SPEECH_QUEUE); beyond it, 503.',
+      registers,
+      collect() {
+        this.set(speechProcesses().queued);
       },
     });
     const remoteWorkers = opts.remoteWorkers;

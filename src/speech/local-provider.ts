@@ -17,6 +17,7 @@ import {
   type SynthesisResult,
 } from './types.js';
 import { convertVoice } from './voice-convert.js';
+import { PraatError } from './praat.js';
 
 export const MAX_LOCAL_TEXT_CHARS = 5000;
 
@@ -128,13 +129,20 @@ export class LocalSynthesisProvider implements SynthesisProvider {
     }
     // Profile and pitch range are applied after synthesis; durations are kept, so the timeline holds.
     const converted = join(req.workDir, 'local-speech-converted.wav');
-    await convertVoice(joined, converted, {
-      profile: req.profile ?? null,
-      similarity: clamp(req.settings.similarityBoost ?? 1, 0, 1),
-      rangeFactor: rangeFactor ?? 1,
-      workDir: req.workDir,
-      signal: req.signal,
-    });
+    try {
+      await convertVoice(joined, converted, {
+        profile: req.profile ?? null,
+        similarity: clamp(req.settings.similarityBoost ?? 1, 0, 1),
+        rangeFactor: rangeFactor ?? 1,
+        workDir: req.workDir,
+        signal: req.signal,
+      });
+    } catch (err) {
+      // No speech process slot (processes/pool.ts) is an outage for the client (503), not a bug.
+      if (err instanceof PraatError && err.reason === 'busy')
+        throw new SpeechProviderError('unavailable', 'local', err.message);
+      throw err;
+    }
     const out = join(req.workDir, 'local-speech-final.wav');
     await rename(converted, out);
     const info = await readWavInfo(out);

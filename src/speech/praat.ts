@@ -6,10 +6,12 @@ import { createHash } from 'node:crypto';
 import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { spawnChild } from '../processes/spawn.js';
+import { ProcessPoolBusyError, speechProcesses } from '../processes/pool.js';
 
 export const PRAAT_BIN = 'praat';
 
-export type PraatFailure = 'failed' | 'aborted' | 'timeout' | 'spawn';
+/** `busy`: no slot in the process-wide speech pool (processes/pool.ts). */
+export type PraatFailure = 'failed' | 'aborted' | 'timeout' | 'spawn' | 'busy';
 
 export class PraatError extends Error {
   constructor(
@@ -47,8 +49,9 @@ async function writeScript(source: string, workDir: string): Promise<string> {
 }
 
 /**
- * Runs a Praat script (its source text) with positional form arguments and resolves with what it
- * wrote to the Info window (stdout). Rejects with PraatError on a non-zero exit, abort or timeout.
+ * Runs a Praat script (its source text) with positional form arguments, in a slot of the speech
+ * pool, and resolves with what it wrote to the Info window (stdout). Rejects with PraatError on a
+ * non-zero exit, abort, timeout or no slot.
  */
 export async function runPraat(
   source: string,
@@ -57,6 +60,22 @@ export async function runPraat(
 ): Promise<string> {
   if (opts.signal?.aborted) throw new PraatError('aborted', 'praat was aborted');
   const script = await writeScript(source, opts.workDir);
+  try {
+    return await speechProcesses().run(() => runScript(script, args, opts), opts.signal);
+  } catch (err) {
+    if (err instanceof PraatError) throw err;
+    if (err instanceof ProcessPoolBusyError)
+      throw new PraatError('busy', `praat had no process slot: ${err.message}`);
+    if (opts.signal?.aborted) throw new PraatError('aborted', 'praat was aborted');
+    throw err;
+  }
+}
+
+function runScript(
+  script: string,
+  args: readonly (string | number)[],
+  opts: PraatRunOptions,
+): Promise<string> {
   const argv = ['--no-pref-files', '--no-plugins', '--run', script, ...args.map((a) => formatArg(a))];
   const child = spawnChild(PRAAT_BIN, argv, { stdout: 'pipe', stderr: 'pipe', cwd: opts.workDir });
   let stdout = '';

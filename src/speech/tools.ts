@@ -1,16 +1,18 @@
 // The one place that starts the speech command-line tools (festival, RHVoice-test, pocketsphinx_batch):
-// argument arrays only, a hard kill on abort or timeout, and stderr kept as a bounded tail for the log
+// at most LIPSYNC_SPEECH_PROCESSES at once (shared with Praat), argument arrays only, a hard kill on abort or timeout, and stderr kept as a bounded tail for the log
 // (it may quote the text being spoken, so it never goes to clients). A run settles only after the
 // process has exited, so callers may delete its files right away.
 import { access, constants, stat } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { spawnChild } from '../processes/spawn.js';
+import { ProcessPoolBusyError, speechProcesses } from '../processes/pool.js';
 
 export const FESTIVAL_VOICE_DIR = '/usr/share/festival/voices/us/cmu_us_slt_arctic_hts';
 export const RHVOICE_VOICE_ROOT = '/usr/share/RHVoice/voices';
 export const SPHINX_MODEL_ROOT = '/usr/share/pocketsphinx/model/en-us';
 
-export type ToolFailure = 'failed' | 'aborted' | 'timeout' | 'spawn';
+/** `busy`: every speech process slot was taken and the queue full or its wait over (processes/pool.ts). */
+export type ToolFailure = 'failed' | 'aborted' | 'timeout' | 'spawn' | 'busy';
 
 export class SpeechToolError extends Error {
   constructor(
@@ -36,8 +38,27 @@ export interface ToolRunOptions {
 
 const TAIL_LINES = 20;
 
-/** Runs a tool to completion and returns its stdout. Rejects with SpeechToolError. */
-export function runTool(cmd: string, args: readonly string[], opts: ToolRunOptions = {}): Promise<string> {
+/**
+ * Runs a tool to completion, in a slot of the process-wide speech pool, and returns its stdout.
+ * Rejects with SpeechToolError.
+ */
+export async function runTool(
+  cmd: string,
+  args: readonly string[],
+  opts: ToolRunOptions = {},
+): Promise<string> {
+  try {
+    return await speechProcesses().run(() => runNow(cmd, args, opts), opts.signal);
+  } catch (err) {
+    if (err instanceof SpeechToolError) throw err;
+    if (err instanceof ProcessPoolBusyError)
+      throw new SpeechToolError('busy', cmd, `${cmd} had no process slot: ${err.message}`);
+    if (opts.signal?.aborted) throw new SpeechToolError('aborted', cmd, `${cmd} was aborted`);
+    throw err;
+  }
+}
+
+function runNow(cmd: string, args: readonly string[], opts: ToolRunOptions): Promise<string> {
   const timeoutMs = opts.timeoutMs ?? 120_000;
   return new Promise<string>((resolve, reject) => {
     if (opts.signal?.aborted) {

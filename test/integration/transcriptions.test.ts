@@ -1,7 +1,8 @@
 // POST/GET /v2/transcriptions with the real local recognizer (pocketsphinx) and aligner: sources only
 // from our own storage, the request rules, dedupe of the same source and window, the `transcription`
 // job to COMPLETED (word ids, absolute times inside the window, a speaker estimate), and the job
-// failure codes NO_AUDIO_TRACK, SOURCE_TOO_LONG and NO_AUDIO.
+// failure codes NO_AUDIO_TRACK, SOURCE_TOO_LONG and NO_AUDIO; a source over an hour without endMs is
+// processed for its first hour only.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -152,6 +153,24 @@ describe(`transcriptions (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
       assert.ok(done.error.message);
       assert.equal(done.transcript, null);
     }
+  });
+
+  test('without endMs only the first 60 minutes from startMs are processed: speech after them is not', async () => {
+    // 60 min 5 s of silence, then the speech of face_1.mp4 (FLAC keeps the upload small).
+    const long = await media('long.flac', [
+      ...['-f', 'lavfi', '-t', '3605', '-i', 'anullsrc=r=16000:cl=mono', '-i', fixture('media/face_1.mp4')],
+      ...[
+        '-filter_complex',
+        '[1:a]aresample=16000,aformat=channel_layouts=mono[s];[0:a][s]concat=n=2:v=0:a=1',
+      ],
+      ...['-c:a', 'flac'],
+    ]);
+    const res = await call(org, 'POST', '/v2/transcriptions', { sourceAudioUrl: long.url });
+    assert.equal(res.statusCode, 201, res.body);
+    const done = await finished(res.json().id);
+    // The hour of silence is all that was processed: nothing audible in it.
+    assert.equal(done.status, 'FAILED', JSON.stringify(done.transcript));
+    assert.equal(done.error.code, 'NO_AUDIO');
   });
 
   test('request rules: one source in our own storage, a sane window, a known project', async () => {

@@ -26,6 +26,17 @@ export class ProcessPoolBusyError extends Error {
   }
 }
 
+/**
+ * Whether an error is, or was caused by (through `cause`), a run that got no slot. Inside a job that
+ * is a passing overload, so the job is retried instead of degraded or failed.
+ */
+export function isNoProcessSlot(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof ProcessPoolBusyError) return true;
+  }
+  return false;
+}
+
 interface Waiter {
   grant(): void;
 }

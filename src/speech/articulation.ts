@@ -12,6 +12,7 @@
 // aligner's result looks like against the audio (inside detected speech, plausible phone durations) and,
 // for recognized words, the recognizer's own posterior; below MIN_CONFIDENCE a word's span falls back
 // to the acoustic shapes. Pure orchestration: the engines (VAD, recognizer, aligner) are injected.
+import { isNoProcessSlot } from '../processes/pool.js';
 import type { RecognitionProvider, RecognizedWord } from './recognition/types.js';
 import { alignRecognizedWords } from './recognition/refine.js';
 import { normalisePhone } from './phones.js';
@@ -240,7 +241,11 @@ async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
   return [v, Math.round(performance.now() - t0)];
 }
 
-/** The articulation timeline of an audio input (see the header). Never throws for bad speech: it falls back. */
+/**
+ * The articulation timeline of an audio input (see the header). Never throws for bad speech: it falls
+ * back. It does throw when a speech tool got no process slot (processes/pool.ts): that is an overload
+ * that passes, so the job retries rather than settle for coarser lips.
+ */
 export async function articulate(input: ArticulationInput, deps: ArticulationDeps): Promise<Articulation> {
   const notes: string[] = [];
   const timings = { vadMs: 0, recognitionMs: 0, alignmentMs: 0 };
@@ -249,6 +254,7 @@ export async function articulate(input: ArticulationInput, deps: ArticulationDep
     [speech, timings.vadMs] = await timed(() => deps.detectSpeech(input.audioPath, input.signal));
   } catch (err) {
     input.signal?.throwIfAborted();
+    if (isNoProcessSlot(err)) throw err;
     input.onProblem?.('voice activity detection', err);
     notes.push('voice activity detection was unavailable: silence was taken from loudness');
   }
@@ -278,6 +284,7 @@ export async function articulate(input: ArticulationInput, deps: ArticulationDep
       );
     } catch (err) {
       input.signal?.throwIfAborted();
+      if (isNoProcessSlot(err)) throw err;
       input.onProblem?.('transcript alignment', err);
       notes.push('the transcript could not be aligned to the audio');
     }
@@ -305,6 +312,7 @@ export async function articulate(input: ArticulationInput, deps: ArticulationDep
     timings.recognitionMs += ms;
   } catch (err) {
     input.signal?.throwIfAborted();
+    if (isNoProcessSlot(err)) throw err;
     input.onProblem?.('recognition', err);
     notes.push('the words could not be recognized: acoustic mouth shapes');
     return finish([]);

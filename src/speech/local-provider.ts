@@ -118,7 +118,7 @@ export class LocalSynthesisProvider implements SynthesisProvider {
             });
     } catch (err) {
       req.signal?.throwIfAborted();
-      throw new SpeechProviderError('unavailable', 'local', (err as Error).message);
+      throw new SpeechProviderError('unavailable', 'local', (err as Error).message, { cause: err });
     }
     const joined = join(req.workDir, 'local-speech.wav');
     const { timeline, sampleRate, durationMs } = await joinPieces(pieces, joined);
@@ -140,7 +140,7 @@ export class LocalSynthesisProvider implements SynthesisProvider {
     } catch (err) {
       // No speech process slot (processes/pool.ts) is an outage for the client (503), not a bug.
       if (err instanceof PraatError && err.reason === 'busy')
-        throw new SpeechProviderError('unavailable', 'local', err.message);
+        throw new SpeechProviderError('unavailable', 'local', err.message, { cause: err });
       throw err;
     }
     const out = join(req.workDir, 'local-speech-final.wav');

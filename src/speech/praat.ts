@@ -19,8 +19,9 @@ export class PraatError extends Error {
     message: string,
     /** Praat's stderr tail: for the log only. */
     readonly detail?: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'PraatError';
   }
 }
@@ -65,7 +66,7 @@ export async function runPraat(
   } catch (err) {
     if (err instanceof PraatError) throw err;
     if (err instanceof ProcessPoolBusyError)
-      throw new PraatError('busy', `praat had no process slot: ${err.message}`);
+      throw new PraatError('busy', `praat had no process slot: ${err.message}`, undefined, { cause: err });
     if (opts.signal?.aborted) throw new PraatError('aborted', 'praat was aborted');
     throw err;
   }

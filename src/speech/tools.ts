@@ -21,8 +21,9 @@ export class SpeechToolError extends Error {
     message: string,
     /** The last stderr lines, for the log only. */
     readonly stderrTail: readonly string[] = [],
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'SpeechToolError';
   }
 }
@@ -52,7 +53,9 @@ export async function runTool(
   } catch (err) {
     if (err instanceof SpeechToolError) throw err;
     if (err instanceof ProcessPoolBusyError)
-      throw new SpeechToolError('busy', cmd, `${cmd} had no process slot: ${err.message}`);
+      throw new SpeechToolError('busy', cmd, `${cmd} had no process slot: ${err.message}`, [], {
+        cause: err,
+      });
     if (opts.signal?.aborted) throw new SpeechToolError('aborted', cmd, `${cmd} was aborted`);
     throw err;
   }

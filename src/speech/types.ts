@@ -121,8 +121,9 @@ export class SpeechProviderError extends Error {
     readonly provider: ProviderName,
     /** For the log only: never shown to clients (may hold a provider's own words). */
     readonly detail?: string,
+    options?: ErrorOptions,
   ) {
-    super(`${provider}: ${reason}${detail ? ` (${detail})` : ''}`);
+    super(`${provider}: ${reason}${detail ? ` (${detail})` : ''}`, options);
     this.name = 'SpeechProviderError';
   }
 }

@@ -92,7 +92,7 @@ export class LocalRecognitionProvider implements RecognitionProvider {
     } catch (err) {
       opts.signal?.throwIfAborted();
       const reason = err instanceof SpeechToolError && err.reason === 'timeout' ? 'timeout' : 'unavailable';
-      throw new SpeechProviderError(reason, 'local', (err as Error).message);
+      throw new SpeechProviderError(reason, 'local', (err as Error).message, { cause: err });
     }
     return { words: parseSphinxTimes(stdout), language: 'en' };
   }

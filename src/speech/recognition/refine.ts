@@ -3,6 +3,7 @@
 // tens of ms. Long audio is aligned in chunks cut in the middle of pauses, so each decoder run stays
 // short and one bad stretch costs only its own chunk. A word the aligner cannot place (its chunk
 // failed, or it landed implausibly far from where the recognizer heard it) keeps the recognizer's time.
+import { isNoProcessSlot } from '../../processes/pool.js';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runFfmpeg } from '../../media/ffmpeg.js';
@@ -119,8 +120,10 @@ export async function alignRecognizedWords(
         { signal: opts.signal, timeoutMs: 120_000 },
       );
       timeline = await align(window, text, { workDir: dir, signal: opts.signal });
-    } catch {
+    } catch (err) {
       opts.signal?.throwIfAborted();
+      // No process slot is an overload, not a mismatch: the job is retried (see articulate).
+      if (isNoProcessSlot(err)) throw err;
       // The audio does not match these words: they keep the recognizer's times.
       continue;
     }

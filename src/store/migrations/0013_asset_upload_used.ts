@@ -6,11 +6,7 @@ import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('asset_uploads').addColumn('used_at', 'text').execute();
-  await db.schema
-    .createIndex('asset_uploads_expires')
-    .on('asset_uploads')
-    .column('expires_at')
-    .execute();
+  await db.schema.createIndex('asset_uploads_expires').on('asset_uploads').column('expires_at').execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

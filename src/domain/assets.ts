@@ -1,5 +1,6 @@
 // Asset rules without I/O: types, visibility, sort orders, list cursors, names and content types.
 import { AppError } from './errors.js';
+import { PLAN_LIMITS, type Plan } from './plans.js';
 
 export const ASSET_TYPES = ['AUDIO', 'VIDEO', 'IMAGE'] as const;
 export type AssetType = (typeof ASSET_TYPES)[number];
@@ -155,4 +156,30 @@ const CONTENT_TYPES: Record<string, { VIDEO?: string; AUDIO?: string; IMAGE?: st
 /** The Content-Type the asset is served with, from its probed format and type. */
 export function contentTypeFor(format: string, type: AssetType): string {
   return CONTENT_TYPES[format.toLowerCase()]?.[type] ?? 'application/octet-stream';
+}
+
+/**
+ * Direct uploads whose URL may still take bytes (announced, registered or not, until the URL expired
+ * plus the grace period) may add up to this many of the plan's largest file: their blobs are nobody's
+ * asset yet, and a PUT after registration on S3 stores one until the next sweep.
+ */
+export const OPEN_UPLOAD_FILES = 50;
+
+/** 429 upload_limit_reached when announcing `size` more bytes would pass the organization's allowance. */
+export function assertOpenUploadRoom(
+  plan: Plan,
+  openBytes: number,
+  size: number,
+  retryAfterSeconds: number,
+): void {
+  const allowed = OPEN_UPLOAD_FILES * PLAN_LIMITS[plan].maxFileBytes;
+  if (openBytes + size <= allowed) return;
+  const retryAfter = Math.max(1, Math.ceil(retryAfterSeconds));
+  throw new AppError('upload_limit_reached', {
+    field: 'size',
+    message: `Direct uploads of ${openBytes} bytes are still open (announced within the last hours); with ${size} more the ${plan} plan's ${allowed} would be passed.`,
+    retryAfter,
+    headers: { 'Retry-After': String(retryAfter) },
+    details: { openUploadBytes: openBytes, openUploadLimitBytes: allowed },
+  });
 }

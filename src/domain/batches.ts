@@ -2,6 +2,7 @@
 // the record and concurrency limits of a plan, the batch's statuses and how it ends.
 import { AppError } from './errors.js';
 import { PLAN_LIMITS, type Plan } from './plans.js';
+import { findNul, nulMessage } from './nul.js';
 
 export const BATCH_STATUSES = ['PENDING', 'JOBS_CREATED', 'PROCESSING', 'COMPLETED', 'FAILED'] as const;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
@@ -142,6 +143,11 @@ function readRecord(raw: string, line: number, seen: Map<string, number>): Batch
   }
   if (typeof v !== 'object' || v === null || Array.isArray(v))
     throw fileError(`Line ${line}: each line must be a JSON object with request_id, endpoint and payload.`);
+  // Every string of the record, names included, before any of it is used: a NUL stored on
+  // PostgreSQL would fail the batch's insert or its children's, on SQLite one child at run time.
+  const nul = findNul(v);
+  if (nul !== null)
+    throw new AppError('batch_input_invalid', { field: nul, message: `Line ${line}: ${nulMessage(nul)}` });
   const o = v as Record<string, unknown>;
   const unknown = Object.keys(o).filter((k) => !['request_id', 'endpoint', 'payload'].includes(k));
   if (unknown.length)

@@ -477,6 +477,18 @@ export const ERRORS = {
   ),
   file_not_found: entry('file_not_found', 404, 'File not found.', 'Request a fresh URL from the API.'),
   url_expired: entry('url_expired', 410, 'The file URL has expired.', 'Request a fresh URL from the API.'),
+  upload_url_used: entry(
+    'upload_url_used',
+    409,
+    'This upload URL has been used: its upload was registered, refused or removed.',
+    'Announce the file again with POST /v2/assets/upload and PUT it to the new uploadUrl.',
+  ),
+  upload_limit_reached: entry(
+    'upload_limit_reached',
+    429,
+    'The direct uploads your organization announced in the last hours add up to more than its plan allows at once.',
+    'Register or abandon the pending uploads and retry after retryAfter seconds, or upload with the multipart form.',
+  ),
   payload_too_large: entry(
     'payload_too_large',
     413,

@@ -2,32 +2,13 @@
 // handler sees it. PostgreSQL cannot store NUL in text (it fails the query, which would be a 500) and no
 // field of this API has a use for it, so it is a 400 invalid_request naming the field, on every
 // database alike. Multipart text fields are checked where they are read (src/http/multipart.ts); the
-// body /v2/generate builds from them passes through here too.
+// body /v2/generate builds from them passes through here too; each record of a batch file is checked
+// as it is parsed (domain/batches.ts), with the same walk.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
+import { findNul, nulMessage } from '../domain/nul.js';
 
-/** The field path of the first string (or property name) holding NUL, or null when there is none. */
-export function findNul(value: unknown, root = ''): string | null {
-  // Iterative, so that a deeply nested JSON body cannot overflow the stack.
-  const stack: { value: unknown; path: string }[] = [{ value, path: root }];
-  while (stack.length > 0) {
-    const { value: v, path } = stack.pop() as { value: unknown; path: string };
-    if (typeof v === 'string') {
-      if (v.includes('\u0000')) return path;
-    } else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], path: `${path}[${i}]` });
-    } else if (v !== null && typeof v === 'object' && !Buffer.isBuffer(v)) {
-      const entries = Object.entries(v as Record<string, unknown>);
-      for (let i = entries.length - 1; i >= 0; i--) {
-        const [k, child] = entries[i] as [string, unknown];
-        const childPath = path === '' ? k : `${path}.${k}`;
-        if (k.includes('\u0000')) return childPath.replaceAll('\u0000', '\\u0000');
-        stack.push({ value: child, path: childPath });
-      }
-    }
-  }
-  return null;
-}
+export { findNul };
 
 export function assertNoNul(request: FastifyRequest): void {
   const parts: [string, unknown][] = [
@@ -41,7 +22,7 @@ export function assertNoNul(request: FastifyRequest): void {
     const name = field === '' ? where : field;
     throw new AppError('invalid_request', {
       field: name,
-      message: `${name} must not contain the NUL character (U+0000).`,
+      message: nulMessage(name),
     });
   }
 }

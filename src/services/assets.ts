@@ -4,6 +4,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Store } from '../store/index.js';
 import type { AssetRecord, PendingUpload } from '../store/assets.js';
@@ -20,6 +21,7 @@ import type { SpeechTimeline } from '../speech/types.js';
 import {
   DEFAULT_ASSET_PAGE,
   DEFAULT_ASSET_SORT,
+  assertOpenUploadRoom,
   assetName,
   contentTypeFor,
   decodeCursor,
@@ -82,9 +84,12 @@ export interface RegisterInput {
 /** How long an upload URL can be used; the returned `url` (to register) is valid seven days. */
 export const UPLOAD_URL_SECONDS = 3600;
 
+/** Where every direct upload's blob lies until registration moves it under the asset's key. */
+const UPLOADS_PREFIX = 'uploads/';
+
 /** Keys of direct uploads: the organization is part of the key, the pending record says the rest. */
 export function uploadKeyPrefix(organizationId: string): string {
-  return `uploads/${organizationId}/`;
+  return `${UPLOADS_PREFIX}${organizationId}/`;
 }
 
 async function sha256OfFile(path: string): Promise<string> {
@@ -306,15 +311,52 @@ export class AssetService {
       expiresInSeconds: UPLOAD_URL_SECONDS,
     });
     const url = await this.blobs.signedUrl(key);
-    await this.store.assets.insertUpload(pending);
+    // Counted and inserted under the organization's lock, so that parallel announcements cannot
+    // together pass the allowance.
+    await this.store.db.kysely.transaction().execute(async (trx) => {
+      await this.store.organizations.lock(org.id, trx);
+      const open = await this.store.assets.openUploads(org.id, this.openSince(now), trx);
+      const reopensInMs =
+        open.firstExpiry === null ? 0 : Date.parse(open.firstExpiry) + this.uploadGraceMs - now;
+      assertOpenUploadRoom(org.plan, open.bytes, input.size, reopensInMs / 1000);
+      await this.store.assets.insertUpload(pending, trx);
+    });
     return { uploadUrl, url, expiresIn: UPLOAD_URL_SECONDS };
+  }
+
+  /**
+   * The oldest expiry of an upload whose URL may still take bytes: one that expired longer ago than
+   * the grace period cannot (no PUT starts after the expiry; the grace lets a started one finish).
+   */
+  private openSince(now: number): string {
+    return new Date(now - this.uploadGraceMs).toISOString();
+  }
+
+  /**
+   * PUT of the local store's upload URL (its signature already checked): stores the body only while
+   * the upload waits to be registered. A URL whose upload was registered, refused or removed is
+   * used up (409 upload_url_used), so that no blob is left that nobody owns.
+   */
+  async receiveUpload(key: string, contentType: string, openBody: () => Readable): Promise<void> {
+    const used = () => new AppError('upload_url_used');
+    const before = await this.store.assets.findUploadByKey(key);
+    if (!before || before.usedAt) throw used();
+    // Opened only now: a refused PUT's body is never read.
+    await this.blobs.put(key, openBody(), { contentType });
+    // Registered (or refused) while the body streamed: what this PUT stored would be nobody's.
+    const after = await this.store.assets.findUploadByKey(key);
+    if (!after || after.usedAt) {
+      await this.blobs.delete(key);
+      throw used();
+    }
   }
 
   /**
    * POST /v2/assets: the `url` of one of this organization's direct uploads becomes an asset. The
    * object must be there with the announced size (and within the plan); it is probed and hashed like
    * a multipart upload, then moved under the asset's own key, so that a second PUT to the upload URL
-   * cannot change a registered asset. An upload is registered once.
+   * cannot change a registered asset. An upload is registered once; its record stays, used, until the
+   * sweep (a PUT after registration is refused on the local store and swept on S3).
    */
   async register(input: RegisterInput): Promise<AssetRecord> {
     const org = input.organization;
@@ -354,7 +396,7 @@ export class AssetService {
         });
       }
       const name = assetName(input.name, pending.fileName, probe.format);
-      if (!(await this.store.assets.deleteUpload(org.id, pending.storageKey))) {
+      if (!(await this.store.assets.useUpload(org.id, pending.storageKey, this.isoNow()))) {
         throw new AppError('invalid_request', {
           field: 'url',
           message: 'This upload has already been registered.',
@@ -397,15 +439,17 @@ export class AssetService {
   }
 
   /**
-   * Removes direct uploads that were never registered: those whose upload URL expired more than the
-   * grace period ago (no PUT can start after the expiry; the grace lets one that started before it
-   * finish). The stored bytes go first, then the pending record, so that a failure is tried again by
-   * the next sweep. Returns how many were removed.
+   * Removes what direct uploads leave behind. First the records (registered or not) whose upload URL
+   * expired more than the grace period ago (no PUT can start after the expiry; the grace lets one
+   * that started before it finish), each with whatever blob lies under its key: the stored bytes go
+   * first, then the record, so that a failure is tried again by the next sweep. Then every blob under
+   * the upload prefix that no waiting upload owns: a PUT to an S3 upload URL after its registration or
+   * refusal (the bucket cannot refuse one), or a blob an older version left. Returns how many blobs
+   * and records were removed.
    */
   async sweepAbandonedUploads(): Promise<number> {
-    const before = new Date(this.now() - this.uploadGraceMs).toISOString();
     let removed = 0;
-    for (const u of await this.store.assets.expiredUploads(before, SWEEP_BATCH)) {
+    for (const u of await this.store.assets.expiredUploads(this.openSince(this.now()), SWEEP_BATCH)) {
       try {
         await this.blobs.delete(u.storageKey);
         await this.store.assets.deleteUpload(u.organizationId, u.storageKey);
@@ -414,8 +458,23 @@ export class AssetService {
         this.logger.warn({ err, key: u.storageKey }, 'abandoned upload could not be removed; next sweep');
       }
     }
+    const keys = await this.blobs.list(UPLOADS_PREFIX);
+    const waiting = await this.store.assets.waitingUploadKeys(keys);
+    for (const key of keys) {
+      if (waiting.has(key)) continue;
+      try {
+        await this.blobs.delete(key);
+        removed++;
+      } catch (err) {
+        this.logger.warn({ err, key }, 'unowned upload blob could not be removed; next sweep');
+      }
+    }
     if (removed > 0) this.logger.info({ removed }, 'abandoned direct uploads removed');
     return removed;
+  }
+
+  private isoNow(): string {
+    return new Date(this.now()).toISOString();
   }
 
   /** Whether a pending upload is past its URL's expiry plus the grace period (the sweep removes it). */
@@ -448,9 +507,15 @@ export class AssetService {
         'url is not a direct upload of this organization waiting to be registered (registered already, or announced by another organization).',
       );
     }
+    if (pending.usedAt) {
+      throw refuse(
+        'This upload has already been registered (or was refused): announce and upload the file again.',
+      );
+    }
     // The same rule as the sweep, so that the outcome does not depend on when the sweep last ran.
     if (this.abandoned(pending)) {
-      await this.discardUpload(pending);
+      await this.blobs.delete(pending.storageKey);
+      await this.store.assets.deleteUpload(pending.organizationId, pending.storageKey);
       throw refuse(
         'This upload was not registered in time and has been removed: announce and upload it again.',
       );
@@ -458,9 +523,9 @@ export class AssetService {
     return pending;
   }
 
-  /** Removes a refused upload: its object and its pending record. */
+  /** A refused upload: used up (its record stays until the sweep, still counted), its object removed. */
   private async discardUpload(p: PendingUpload): Promise<void> {
-    await this.store.assets.deleteUpload(p.organizationId, p.storageKey);
+    await this.store.assets.useUpload(p.organizationId, p.storageKey, this.isoNow());
     await this.blobs.delete(p.storageKey).catch((err: unknown) => {
       this.logger.warn({ err, key: p.storageKey }, 'refused upload could not be removed');
     });

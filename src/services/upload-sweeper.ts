@@ -1,7 +1,8 @@
-// The housekeeping pass that removes abandoned direct uploads: announced (POST /v2/assets/upload),
-// perhaps PUT, never registered (POST /v2/assets) before their URL expired plus a grace period. Their
-// bytes (local or S3) and pending records go. Several processes may sweep at once: removing a blob or
-// a record twice is harmless.
+// The housekeeping pass that removes what direct uploads leave: uploads never registered (POST
+// /v2/assets) before their URL expired plus a grace period, the records of registered ones past that
+// point, and blobs under the upload prefix that no waiting upload owns (a PUT to an S3 upload URL
+// after its registration). Their bytes (local or S3) and records go. Several processes may sweep at
+// once: removing a blob or a record twice is harmless.
 import type { Logger } from 'pino';
 import type { AssetService } from './assets.js';
 

@@ -1,5 +1,12 @@
 // Asset records. Lists page by keyset (sort value, id) so pages stay stable while assets are added.
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
+import {
+  sql,
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type Selectable,
+  type Transaction,
+} from 'kysely';
 import type { AssetTable, AssetUploadTable, Database } from './schema.js';
 import type { AssetSortField, AssetType, AssetVisibility } from '../domain/assets.js';
 import type { MediaProbe } from '../media/probe.js';
@@ -39,7 +46,12 @@ function parseProbe(json: string | null): MediaProbe | null {
   }
 }
 
-/** A direct upload announced by POST /v2/assets/upload, until POST /v2/assets registers it. */
+type Q = Kysely<Database> | Transaction<Database>;
+
+/**
+ * A direct upload announced by POST /v2/assets/upload. The record stays after registration (usedAt
+ * set) until the sweep removes it, past its URL's expiry plus the grace period.
+ */
 export interface PendingUpload {
   storageKey: string;
   organizationId: string;
@@ -49,6 +61,8 @@ export interface PendingUpload {
   size: number;
   expiresAt: string;
   createdAt: string;
+  /** When it was registered or refused: its URL takes no more bytes. Null while it waits. */
+  usedAt?: string | null;
 }
 
 function toUpload(r: Selectable<AssetUploadTable>): PendingUpload {
@@ -61,6 +75,7 @@ function toUpload(r: Selectable<AssetUploadTable>): PendingUpload {
     size: Number(r.size),
     expiresAt: r.expires_at,
     createdAt: r.created_at,
+    usedAt: r.used_at,
   };
 }
 
@@ -185,8 +200,8 @@ export class AssetRepository {
     return r ? toAsset(r) : null;
   }
 
-  async insertUpload(u: PendingUpload): Promise<void> {
-    await this.db
+  async insertUpload(u: PendingUpload, trx: Q = this.db): Promise<void> {
+    await trx
       .insertInto('asset_uploads')
       .values({
         storage_key: u.storageKey,
@@ -197,8 +212,70 @@ export class AssetRepository {
         size: u.size,
         expires_at: u.expiresAt,
         created_at: u.createdAt,
+        used_at: u.usedAt ?? null,
       })
       .execute();
+  }
+
+  /**
+   * The announced bytes of the organization's uploads whose URL expired after `since` (those that
+   * may still take bytes or be registered), and the earliest such expiry.
+   */
+  async openUploads(
+    organizationId: string,
+    since: string,
+    trx: Q = this.db,
+  ): Promise<{ bytes: number; firstExpiry: string | null }> {
+    const r = await trx
+      .selectFrom('asset_uploads')
+      .select((eb) => [
+        eb.fn.coalesce(eb.fn.sum<number | string>('size'), sql<number>`0`).as('bytes'),
+        eb.fn.min<string>('expires_at').as('first'),
+      ])
+      .where('organization_id', '=', organizationId)
+      .where('expires_at', '>', since)
+      .executeTakeFirstOrThrow();
+    return { bytes: Number(r.bytes), firstExpiry: r.first ?? null };
+  }
+
+  /** The upload stored under `key`, whichever organization announced it (the local store's PUT). */
+  async findUploadByKey(storageKey: string): Promise<PendingUpload | null> {
+    const r = await this.db
+      .selectFrom('asset_uploads')
+      .selectAll()
+      .where('storage_key', '=', storageKey)
+      .executeTakeFirst();
+    return r ? toUpload(r) : null;
+  }
+
+  /**
+   * Marks the upload used (registered or refused); true for the one caller that did (a registration
+   * claims its upload this way, so two registrations of one URL never both succeed).
+   */
+  async useUpload(organizationId: string, storageKey: string, at: string): Promise<boolean> {
+    const r = await this.db
+      .updateTable('asset_uploads')
+      .set({ used_at: at })
+      .where('organization_id', '=', organizationId)
+      .where('storage_key', '=', storageKey)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** Of `keys`, those that name an upload still waiting to be registered (the sweep keeps their blobs). */
+  async waitingUploadKeys(keys: readonly string[]): Promise<Set<string>> {
+    const waiting = new Set<string>();
+    for (let i = 0; i < keys.length; i += 500) {
+      const rows = await this.db
+        .selectFrom('asset_uploads')
+        .select('storage_key')
+        .where('storage_key', 'in', keys.slice(i, i + 500))
+        .where('used_at', 'is', null)
+        .execute();
+      for (const r of rows) waiting.add(r.storage_key);
+    }
+    return waiting;
   }
 
   async findUpload(organizationId: string, storageKey: string): Promise<PendingUpload | null> {
@@ -211,7 +288,7 @@ export class AssetRepository {
     return r ? toUpload(r) : null;
   }
 
-  /** Pending uploads (of any organization) whose URL expired before `before` (ISO time), oldest first. */
+  /** Uploads (of any organization, used or not) whose URL expired before `before` (ISO time), oldest first. */
   async expiredUploads(before: string, limit: number): Promise<PendingUpload[]> {
     const rows = await this.db
       .selectFrom('asset_uploads')
@@ -223,10 +300,7 @@ export class AssetRepository {
     return rows.map(toUpload);
   }
 
-  /**
-   * Removes the pending upload; true for the one caller that removed it (a registration claims its
-   * upload this way, so two registrations of one URL never both succeed).
-   */
+  /** Removes the upload's record (the sweep, once its blob is gone); true when there was one. */
   async deleteUpload(organizationId: string, storageKey: string): Promise<boolean> {
     const r = await this.db
       .deleteFrom('asset_uploads')

@@ -76,6 +76,8 @@ export interface AssetUploadTable {
   size: number;
   expires_at: string;
   created_at: string;
+  /** Registered or refused (0013): the upload URL takes no more bytes. */
+  used_at: string | null;
 }
 
 export interface SettingTable {

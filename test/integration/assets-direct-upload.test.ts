@@ -3,14 +3,17 @@
 // presigned PUT). Refusals: a body larger or smaller than announced, the wrong type, expired and
 // forged URLs, URLs that are not this organization's upload; plan limits; lookup by SHA-256 (scoped to
 // the API key, as the spec says); download. Uploads never registered are swept once their URL expired
-// plus the grace period (the clock of a second AssetService on the same store is moved ahead).
+// plus the grace period (the clock of a second AssetService on the same store is moved ahead). An
+// upload URL is used up by its registration: refused afterwards locally, swept on S3; blobs under the
+// upload prefix that no waiting upload owns are swept; open uploads count against an allowance.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
+import { randomUUID } from 'node:crypto';
 import {
   createKey,
   createOrgWithKey,
@@ -653,6 +656,103 @@ describe(`direct uploads, local store (${DB})`, { timeout: 240_000 }, () => {
     assert.equal(await t.services.store.assets.findUpload(orgA.organization.id, key), null);
   });
 
+  test('an upload URL is used up by its registration or refusal: a later PUT is 409, nothing kept', async () => {
+    const image = await readFile(m.image);
+    const target = await api.presignOk(orgA.owner, {
+      fileName: 'once.png',
+      contentType: 'image/png',
+      size: image.length,
+    });
+    const key = keyOf(target.uploadUrl);
+    // Before registration a PUT may be repeated (a retry replaces the bytes).
+    for (let i = 0; i < 2; i++)
+      assert.equal(
+        (await httpPut(here(target.uploadUrl), { 'content-type': 'image/png' }, [image])).status,
+        200,
+      );
+    assert.equal((await api.register(orgA.owner, { url: target.url, type: 'IMAGE' })).statusCode, 201);
+    const again = await httpPut(here(target.uploadUrl), { 'content-type': 'image/png' }, [image]);
+    assert.equal(again.status, 409, again.body);
+    assert.equal(JSON.parse(again.body).errorCode, 'upload_url_used');
+    assert.equal(await t.services.blobs.exists(key), false);
+
+    // Refused at registration (not media): used up too.
+    const junk = Buffer.from('not media\n'.repeat(20));
+    const refused = await api.presignOk(orgA.owner, {
+      fileName: 'junk.png',
+      contentType: 'image/png',
+      size: junk.length,
+    });
+    assert.equal((await injectPut(refused.uploadUrl, 'image/png', junk)).statusCode, 200);
+    assertError(
+      await api.register(orgA.owner, { url: refused.url, type: 'IMAGE' }),
+      422,
+      'asset_type_unsupported',
+    );
+    assertError(await injectPut(refused.uploadUrl, 'image/png', junk), 409, 'upload_url_used');
+    assert.equal(await t.services.blobs.exists(keyOf(refused.uploadUrl)), false);
+  });
+
+  test('a PUT still streaming when its upload is registered keeps nothing', async () => {
+    const image = await readFile(m.image);
+    const target = await api.presignOk(orgA.owner, {
+      fileName: 'race.png',
+      contentType: 'image/png',
+      size: image.length,
+    });
+    const key = keyOf(target.uploadUrl);
+    assert.equal((await injectPut(target.uploadUrl, 'image/png', image)).statusCode, 200);
+    // A second PUT of the same bytes, its first half sent: it has passed the check and is storing.
+    const body = new PassThrough();
+    const late = t.services.assets.receiveUpload(key, 'image/png', () => body);
+    body.write(image.subarray(0, 100));
+    while (body.readableLength > 0) await new Promise((r) => setImmediate(r));
+    assert.equal((await api.register(orgA.owner, { url: target.url, type: 'IMAGE' })).statusCode, 201);
+    body.end(image.subarray(100));
+    await assert.rejects(late, (err: unknown) => err instanceof AppError && err.code === 'upload_url_used');
+    assert.equal(await t.services.blobs.exists(key), false);
+  });
+
+  test('open uploads count against an allowance of 50 of the plan’s largest files, under a lock', async () => {
+    const small = await createOrgWithKey(t.services, { plan: 'free' });
+    const max = 100 * 1024 ** 2;
+    const announce = () =>
+      api.presign(small.owner, { fileName: 'big.mp4', contentType: 'video/mp4', size: max });
+    // Announced in parallel: exactly the allowance passes, whatever the interleaving.
+    const replies = await Promise.all(Array.from({ length: 55 }, announce));
+    const statuses = replies.map((r) => r.statusCode);
+    assert.equal(statuses.filter((c) => c === 201).length, 50, JSON.stringify(statuses));
+    const refused = replies.find((r) => r.statusCode !== 201)!;
+    const body = assertError(refused, 429, 'upload_limit_reached', 'size');
+    assert.ok(Number(refused.headers['retry-after']) > 0);
+    assert.equal(body.retryAfter, Number(refused.headers['retry-after']));
+    // Once their URLs have expired and the grace has passed, they no longer count (swept or not).
+    const later = await assetsAt(t, pastGrace(t)).presignUpload({
+      organization: small.organization,
+      keyId: small.owner.record.id,
+      fileName: 'big.mp4',
+      contentType: 'video/mp4',
+      size: max,
+    });
+    assert.ok(later.uploadUrl);
+  });
+
+  test('the sweep removes blobs under the upload prefix that no waiting upload owns', async () => {
+    const image = await readFile(m.image);
+    const waiting = await api.presignOk(orgA.owner, {
+      fileName: 'w.png',
+      contentType: 'image/png',
+      size: image.length,
+    });
+    assert.equal((await injectPut(waiting.uploadUrl, 'image/png', image)).statusCode, 200);
+    // A blob no record owns (what an older version let a PUT after registration leave).
+    const stray = `uploads/${orgA.organization.id}/${randomUUID()}`;
+    await t.services.blobs.put(stray, Readable.from([image]), { contentType: 'image/png' });
+    assert.ok((await t.services.assets.sweepAbandonedUploads()) >= 1);
+    assert.equal(await t.services.blobs.exists(stray), false);
+    assert.ok(await t.services.blobs.exists(keyOf(waiting.uploadUrl)), 'a waiting upload is kept');
+  });
+
   test('the housekeeping every API and worker process runs sweeps abandoned uploads', async () => {
     // Announced long ago (a clock in the past) and uploaded before its URL expired.
     const past = assetsAt(t, -pastGrace(t));
@@ -790,6 +890,41 @@ describe(`direct uploads, S3 store (${DB})`, { timeout: 240_000 }, () => {
       'invalid_request',
       'url',
     );
+  });
+
+  test('a PUT to the bucket after registration leaves no blob: the sweep removes it', async () => {
+    const image = await readFile(m.image);
+    const target = await api.presignOk(org.owner, {
+      fileName: 'once.png',
+      contentType: 'image/png',
+      size: image.length,
+    });
+    assert.equal(new URL(target.uploadUrl).searchParams.get('X-Amz-Expires'), '3600', 'the URL expires');
+    const key = decodeURIComponent(new URL(target.uploadUrl).pathname.replace(`/${BUCKET}/`, ''));
+    assert.equal((await s3Put(target.uploadUrl, 'image/png', image)).status, 200);
+    const waiting = await api.presignOk(org.owner, {
+      fileName: 'waiting.png',
+      contentType: 'image/png',
+      size: image.length,
+    });
+    const waitingKey = decodeURIComponent(new URL(waiting.uploadUrl).pathname.replace(`/${BUCKET}/`, ''));
+    assert.equal((await s3Put(waiting.uploadUrl, 'image/png', image)).status, 200);
+    assert.equal((await api.register(org.owner, { url: target.url, type: 'IMAGE' })).statusCode, 201);
+    // The bucket cannot refuse a PUT while the presigned URL is valid: the object is back...
+    assert.equal((await s3Put(target.uploadUrl, 'image/png', image)).status, 200);
+    assert.ok(await t.services.blobs.exists(key));
+    // ...until the next sweep, which keeps the upload still waiting to be registered.
+    assert.ok((await t.services.assets.sweepAbandonedUploads()) >= 1);
+    assert.equal(await t.services.blobs.exists(key), false);
+    assert.ok(await t.services.blobs.exists(waitingKey));
+    // Registration stays refused; the waiting upload still registers.
+    assertError(
+      await api.register(org.owner, { url: target.url, type: 'IMAGE' }),
+      400,
+      'invalid_request',
+      'url',
+    );
+    assert.equal((await api.register(org.owner, { url: waiting.url, type: 'IMAGE' })).statusCode, 201);
   });
 
   test('an expired presigned upload URL is refused by the bucket', async () => {

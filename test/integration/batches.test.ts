@@ -249,6 +249,47 @@ describe(`batches (${DB})`, { timeout: 300_000 }, () => {
     await nothingCreated(org);
   });
 
+  test('NUL in any string of a record: 400 naming the line and the field, nothing created', async () => {
+    const org = await scaleOrg();
+    const base = records(org);
+    const NUL = '\u0000';
+    const script = { type: 'text', provider: { name: 'local', voiceId: 'slt-hts', script: `hi${NUL}` } };
+    const cases: { name: string; rec: unknown; field: string }[] = [
+      { name: 'request_id', rec: { ...record(org, 7), request_id: `req-7${NUL}` }, field: 'request_id' },
+      {
+        name: 'webhook URL',
+        rec: record(org, 7, { webhookUrl: `http://127.0.0.1/${NUL}` }),
+        field: 'payload.webhookUrl',
+      },
+      {
+        name: 'text',
+        rec: record(org, 7, { input: [{ type: 'video', assetId: org.video }, script] }),
+        field: 'payload.input[1].provider.script',
+      },
+      {
+        name: 'a name',
+        rec: record(org, 7, { options: { [`x${NUL}`]: 1 } }),
+        field: 'payload.options.x\\u0000',
+      },
+    ];
+    const forms: Record<string, string>[] = [{}, { dry_run: 'true' }];
+    for (const c of cases) {
+      const file = jsonl([...base.slice(0, 6), c.rec, ...base.slice(7)]);
+      for (const fields of forms) {
+        const r = await submit(org.headers, file, fields);
+        assert.equal(r.statusCode, 400, `${c.name}: ${r.body}`);
+        const body = r.json();
+        assert.equal(body.errorCode, 'batch_input_invalid', c.name);
+        assert.equal(body.field, c.field, c.name);
+        assert.match(body.message, /^Line 7: .*NUL character/, c.name);
+      }
+    }
+    await nothingCreated(org);
+    // The same 20 records without the NUL pass.
+    const ok = await submit(org.headers, jsonl(base), { dry_run: 'true' });
+    assert.equal(ok.statusCode, 200, ok.body);
+  });
+
   test('a dry run validates and resolves everything and creates nothing', async () => {
     const org = await scaleOrg();
     const r = await submit(org.headers, jsonl(records(org)), { dry_run: 'true' });

@@ -2,7 +2,8 @@
 // credential. Streams the blob (never buffers it) and serves single byte ranges.
 // PUT /v2/files/<key>?upload=1&…: direct uploads to the local blob store with an upload signature
 // (src/storage/url-signer.ts): exactly the signed size and Content-Type, streamed into the store; a
-// body longer than announced is cut off and refused, and nothing of a refused body is kept.
+// body longer than announced is cut off and refused, and nothing of a refused body is kept. Only
+// while the upload waits to be registered: afterwards the URL is used up (409 upload_url_used).
 import { Transform, type TransformCallback } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services/index.js';
@@ -139,14 +140,18 @@ export const fileRoutes: FastifyPluginAsync<{ services: Services }> = async (app
       if (!raw.complete)
         body.destroy(fail(new AppError('invalid_request', { message: 'The upload was interrupted.' })));
     };
-    raw.once('close', aborted);
-    raw.once('error', aborted);
-    raw.pipe(body);
+    // Piped (and watched) only once the service has checked the upload: until then nobody reads body.
+    const openBody = () => {
+      raw.once('close', aborted);
+      raw.once('error', aborted);
+      if (raw.destroyed) aborted();
+      return raw.pipe(body);
+    };
     try {
-      await services.blobs.put(key, body, { contentType });
+      await services.assets.receiveUpload(key, contentType, openBody);
     } catch (err) {
       raw.unpipe(body);
-      throw err;
+      throw err instanceof AppError ? fail(err) : err;
     } finally {
       raw.off('close', aborted);
       raw.off('error', aborted);

@@ -13,6 +13,8 @@ const SCRIPTS: Record<string, { script: string; args?: string[] }> = {
   'get-generation': { script: 'get-generation' },
   'long-poll': { script: 'long-poll' },
   'submit-overhead': { script: 'submit-overhead' },
+  // Issue 30: GET /v2/generate/{id} while generations run in the same server.
+  'get-during-jobs': { script: 'get-during-jobs' },
   // Issue 15's whole-generation targets: the CPU engine at 720p, and on the 1080x1920 HEVC clip.
   'generation-720p': { script: 'submit-overhead', args: ['--engine=cpu', '--size=1280x720'] },
   'generation-1080p': {

@@ -13,6 +13,8 @@ declare module 'autocannon' {
     /** Per-request timeout in seconds. */
     timeout?: number;
     maxOverallRequests?: number;
+    /** Requests per second over all connections. */
+    overallRate?: number;
     excludeErrorStats?: boolean;
     /** Requests each connection cycles through; setupRequest may rewrite one before it is sent. */
     requests?: { setupRequest?: (req: Record<string, unknown>) => Record<string, unknown> }[];

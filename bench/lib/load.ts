@@ -13,6 +13,8 @@ export interface LoadSettings {
    * many clients polling different resources rather than one resource polled again and again.
    */
   paths?: readonly string[];
+  /** Requests per second over all connections (a paced load); unset, as fast as the server answers. */
+  rate?: number;
 }
 
 export interface LoadResult {
@@ -51,6 +53,7 @@ export async function load(
         duration: settings.duration,
         timeout: 10,
         maxOverallRequests: MAX_REQUESTS,
+        ...(settings.rate ? { overallRate: settings.rate } : {}),
         ...(settings.paths?.length ? { requests: [{ setupRequest: randomPath(settings.paths) }] } : {}),
       },
       (err, res) => (err ? reject(err) : resolve(res)),

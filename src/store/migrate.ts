@@ -13,6 +13,7 @@ import * as m0009 from './migrations/0009_asset_sha256.js';
 import * as m0010 from './migrations/0010_worker_tokens.js';
 import * as m0011 from './migrations/0011_asset_probe.js';
 import * as m0012 from './migrations/0012_webhook_subjects.js';
+import * as m0013 from './migrations/0013_job_turns.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0010_worker_tokens': m0010,
   '0011_asset_probe': m0011,
   '0012_webhook_subjects': m0012,
+  '0013_job_turns': m0013,
 };
 
 class StaticProvider implements MigrationProvider {

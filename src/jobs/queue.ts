@@ -13,6 +13,9 @@ import type { AnyJobHandler, HandlerRegistry, JobOutcome } from './handler.js';
 import type { MirroredValue } from '../store/job-mirror.js';
 import type { Metrics } from '../metrics/metrics.js';
 
+/** Rolls back a claim that lost the race for its organization's last shared slot. */
+class ShareLimitRace extends Error {}
+
 export class JobQueue {
   constructor(
     private readonly store: Store,
@@ -35,15 +38,35 @@ export class JobQueue {
     });
   }
 
+  /**
+   * The next job of these kinds, or null. The claim takes its organization's turn (fair share) in the
+   * same transaction; a claim that would run more of an organization's shared jobs than their limit
+   * (two PostgreSQL workers claiming at once, each seeing the other's job not yet committed) is rolled
+   * back and tried again.
+   */
   async claim(kinds: readonly string[], owner: string, leaseMs: number): Promise<JobRecord | null> {
-    return this.store.db.kysely.transaction().execute(async (trx) => {
-      const job = await this.store.jobs.claim(trx, kinds, owner, leaseMs);
-      if (!job) return null;
-      await this.mirrorActive(trx, job, 'running');
-      const parent = job.parentId ? await this.store.jobs.find(job.parentId, trx) : null;
-      if (parent) await this.registry.get(parent.kind).onChildClaimed?.(trx, parent, job);
-      return job;
-    });
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.store.db.kysely.transaction().execute(async (trx) => {
+          const job = await this.store.jobs.claim(trx, kinds, owner, leaseMs);
+          if (!job) return null;
+          await this.store.jobs.takeTurn(trx, job.organizationId);
+          if (
+            job.shareLimit !== null &&
+            (await this.store.jobs.sharedRunning(trx, job.organizationId)) > job.shareLimit
+          )
+            throw new ShareLimitRace();
+          await this.mirrorActive(trx, job, 'running');
+          const parent = job.parentId ? await this.store.jobs.find(job.parentId, trx) : null;
+          if (parent) await this.registry.get(parent.kind).onChildClaimed?.(trx, parent, job);
+          return job;
+        });
+      } catch (err) {
+        if (!(err instanceof ShareLimitRace)) throw err;
+        // The next try sees the winner's claim committed and skips the held-back job.
+        if (attempt === 3) return null;
+      }
+    }
   }
 
   /** Renews the lease; progress (when given) is stored and mirrored onto the resource. */

@@ -35,6 +35,7 @@ import { isUuid } from '../domain/ids.js';
 import { BATCH_KIND, GENERATION_KIND } from '../domain/job-kinds.js';
 import { batchResultLine, batchView, type BatchView } from './batch-view.js';
 import type { BatchProgress } from './batch-progress.js';
+import { insertWithinLimit, type RowLimit } from './row-limits.js';
 
 /** Checks a record's payload against the POST /v2/generate body schema; an AppError when it fails. */
 export type PayloadValidator = (payload: unknown) => AppError | null;
@@ -136,9 +137,11 @@ export class BatchService {
       updatedAt: now,
       finishedAt: null,
     };
-    await this.deps.store.db.kysely.transaction().execute(async (trx) => {
-      await this.deps.store.organizations.lock(org.id, trx);
-      assertBatchCapacity(limits, await this.deps.store.batches.countActive(org.id, trx));
+    const unfinished: RowLimit = {
+      count: (db) => this.deps.store.batches.countActive(org.id, db),
+      assertRoom: (active) => assertBatchCapacity(limits, active),
+    };
+    await insertWithinLimit(this.deps.store, org.id, unfinished, async (trx) => {
       await this.deps.store.batches.insert(
         trx,
         batch,

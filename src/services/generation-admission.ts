@@ -30,6 +30,7 @@ import { fingerprint } from '../domain/idempotency.js';
 import { JOB_PRIORITY } from '../domain/jobs.js';
 import { checkWorkBudget, PLAN_LIMITS } from '../domain/plans.js';
 import { isUuid } from '../domain/ids.js';
+import { insertWithinLimit, precheckLimit, type RowLimit } from './row-limits.js';
 
 const SCOPE = 'generate';
 
@@ -96,8 +97,12 @@ export class GenerationAdmission {
     return { generation: r.value, replayed: r.replayed };
   }
 
-  private async checkConcurrency(org: Organization, active: number): Promise<void> {
-    this.deps.admission.assertCapacity(org, active);
+  /** The plan's concurrency: active (pending or processing) generations of the organization. */
+  private activeGenerations(org: Organization): RowLimit {
+    return {
+      count: (db) => this.store.generations.countActive(org.id, db),
+      assertRoom: (active) => this.deps.admission.assertCapacity(org, active),
+    };
   }
 
   /**
@@ -137,7 +142,7 @@ export class GenerationAdmission {
     const who: Submitter = { organization: org, keyId: auth.key.id };
     await this.deps.admission.assertOpen();
     // Cheap refusals first: nothing is fetched or stored for a request refused here.
-    await this.checkConcurrency(org, await this.store.generations.countActive(org.id));
+    await precheckLimit(this.store, this.activeGenerations(org));
     const req = await this.preflight(org, normaliseGenerationRequest(body));
     return this.storeAndInsert(who, req, { claim, child: null }, opts, body);
   }
@@ -307,10 +312,8 @@ export class GenerationAdmission {
     if (claim) await claim.attach(g.id);
     let committing = false;
     try {
-      await this.store.db.kysely.transaction().execute(async (trx) => {
-        await this.store.organizations.lock(org.id, trx);
-        // A batch's children run under the batch's limits, not the per-generation concurrency.
-        if (!child) await this.checkConcurrency(org, await this.store.generations.countActive(org.id, trx));
+      // A batch's children run under the batch's limits, not the per-generation concurrency.
+      await insertWithinLimit(this.store, org.id, child ? null : this.activeGenerations(org), async (trx) => {
         await this.store.generations.insert(g, trx);
         await this.deps.queue.enqueue(trx, {
           kind: GENERATION_KIND,

@@ -66,9 +66,8 @@ export class TranscriptionService {
       startedAt: null,
       finishedAt: null,
     };
-    const existing = await store.db.kysely.transaction().execute(async (trx) => {
-      // One organization's creates for the same source serialize here, so two at once make one job.
-      await store.organizations.lock(org.id, trx);
+    // One organization's creates for the same source serialize here, so two at once make one job.
+    const existing = await store.organizations.exclusive(org.id, async (trx) => {
       const found = await store.transcriptions.findReusable(
         {
           organizationId: org.id,

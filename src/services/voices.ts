@@ -10,6 +10,8 @@ import type { VoiceRecord } from '../store/voices.js';
 import type { BlobStore } from '../storage/blob-store.js';
 import type { AuthContext } from './api-keys.js';
 import type { AssetService } from './assets.js';
+import type { Organization } from '../store/organizations.js';
+import { insertWithinLimit, precheckLimit, type RowLimit } from './row-limits.js';
 import { speechError, type SpeechService } from './speech.js';
 import { AppError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
@@ -114,10 +116,8 @@ export class VoiceService {
     const p = this.deps.speech.provider(provider);
     if (provider !== 'local' && !p.clone)
       throw new AppError('voice_clone_unsupported', { field: 'provider' });
-    if ((await this.deps.store.voices.count(org.id)) >= PLAN_LIMITS[org.plan].voiceCloneSlots)
-      throw new AppError('voice_clone_limit_reached', {
-        message: `The ${org.plan} plan keeps at most ${PLAN_LIMITS[org.plan].voiceCloneSlots} cloned voices.`,
-      });
+    const slots = this.cloneSlots(org);
+    await precheckLimit(this.deps.store, slots);
     if (await this.deps.store.voices.findByName(org.id, name))
       throw new AppError('voice_name_conflict', { field: 'name' });
     const sample = await this.sample(
@@ -179,14 +179,34 @@ export class VoiceService {
         record.providerVoiceId = made.providerVoiceId;
         if (made.requiresVerification) record.verifiedAt = null;
       }
-      if (!(await this.deps.store.voices.insert(record))) {
+      const { store } = this.deps;
+      try {
+        await insertWithinLimit(store, org.id, slots, async (trx) => {
+          if ((await store.voices.findByName(org.id, name, trx)) || !(await store.voices.insert(record, trx)))
+            throw new AppError('voice_name_conflict', { field: 'name' });
+        });
+      } catch (err) {
         if (record.providerVoiceId) await this.removeAtProvider(record);
-        throw new AppError('voice_name_conflict', { field: 'name' });
+        throw err;
       }
       return this.cloneView(record, false);
     } finally {
       await removeTempDir(dir);
     }
+  }
+
+  /** The plan's clone slots: an organization keeps at most this many cloned voices. */
+  private cloneSlots(org: Organization): RowLimit {
+    const allowed = PLAN_LIMITS[org.plan].voiceCloneSlots;
+    return {
+      count: (db) => this.deps.store.voices.count(org.id, db),
+      assertRoom: (current) => {
+        if (current >= allowed)
+          throw new AppError('voice_clone_limit_reached', {
+            message: `The ${org.plan} plan keeps at most ${allowed} cloned voices.`,
+          });
+      },
+    };
   }
 
   /** DELETE /v2/voices/{id}: only clones; frees a clone slot. */

@@ -144,11 +144,13 @@ export class JobRepository {
   }
 
   /**
-   * Takes the next runnable job of the given kinds, in one statement: highest priority first, then the
-   * organization with the fewest running jobs (so that one organization's backlog never starves
-   * another's single job), then the oldest. A job with a share limit (a batch child) waits while that
-   * many of its organization's shared jobs run. The lease and the run's deadline start now, on the
-   * database clock; the attempt is counted. PostgreSQL skips rows other workers are claiming.
+   * Takes the next runnable job of the given kinds: highest priority first, then the organization with
+   * the fewest running jobs, then the one served longest ago (its turn in job_turns; never served comes
+   * first), then the oldest job. With one worker slot nobody is running between jobs, so the turn is
+   * what keeps one organization's backlog from going ahead of another's single job. A job with a share
+   * limit (a batch child) waits while that many of its organization's shared jobs run. The lease and the
+   * run's deadline start now, on the database clock; the attempt is counted. PostgreSQL skips rows other
+   * workers are claiming. Call it inside a transaction, then takeTurn() in the same one.
    */
   async claim(trx: Q, kinds: readonly string[], owner: string, leaseMs: number): Promise<JobRecord | null> {
     if (kinds.length === 0) return null;
@@ -173,15 +175,41 @@ export class JobRepository {
           from jobs where status = 'running'
           group by organization_id
         ) r on r.organization_id = j.organization_id
+        left join job_turns t on t.organization_id = j.organization_id
         where j.status = 'queued' and j.kind in (${sql.join([...kinds])}) and j.run_at <= ${this.now()}
           and (j.share_limit is null or coalesce(r.shared, 0) < j.share_limit)
-        order by j.priority desc, coalesce(r.running, 0) asc, j.created_at asc, j.id asc
+        order by j.priority desc, coalesce(r.running, 0) asc, coalesce(t.turn, 0) asc, j.created_at asc,
+          j.id asc
         limit 1
         ${lock}
       ) and status = 'queued'
       returning *`.execute(trx);
     const row = r.rows[0];
     return row ? toJob(row) : null;
+  }
+
+  /**
+   * Records that the organization was just served (its turn goes behind every other's), in the claim's
+   * transaction. On PostgreSQL the row stays locked until the claim commits, so one organization's
+   * claims pass here one at a time (sharedRunning then sees the others' commits).
+   */
+  async takeTurn(trx: Transaction<Database>, organizationId: string): Promise<void> {
+    await sql`
+      insert into job_turns (organization_id, turn)
+      values (${organizationId}, (select coalesce(max(turn), 0) + 1 from job_turns))
+      on conflict (organization_id) do update set turn = excluded.turn`.execute(trx);
+  }
+
+  /** The organization's running jobs that have a share limit (batch children). */
+  async sharedRunning(trx: Q, organizationId: string): Promise<number> {
+    const r = await trx
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('organization_id', '=', organizationId)
+      .where('status', '=', 'running')
+      .where('share_limit', 'is not', null)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
   }
 
   /** Renews the lease (and stores progress); 'lost' when this claim no longer owns the job. */

@@ -57,6 +57,17 @@ export class OrganizationRepository {
   ) {}
 
   /**
+   * Runs `work` in one transaction that begins with lock(): a count of the organization's rows that
+   * `work` compares with a plan limit stays true until its insert commits, however many requests race.
+   */
+  async exclusive<T>(organizationId: string, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(async (trx) => {
+      await this.lock(organizationId, trx);
+      return work(trx);
+    });
+  }
+
+  /**
    * Serialises one organization's creates (generations, transcription dedupe). Call it first in the transaction. PostgreSQL: a row lock on
    * the organization. SQLite: a no-op write, so that the transaction takes the database's write lock
    * before it reads anything; a deferred transaction that read first and wrote later would fail with

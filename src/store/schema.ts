@@ -98,6 +98,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptTable;
   usage_records: UsageRecordTable;
   jobs: JobTable;
+  job_turns: JobTurnTable;
   voices: VoiceTable;
   voice_blocks: VoiceBlockTable;
   tts_jobs: TtsJobTable;
@@ -240,6 +241,12 @@ export interface AssetTimelineTable {
   asset_id: string;
   organization_id: string;
   timeline: string;
+}
+
+/** Fair share (0013): each organization's latest turn at the claim; a higher turn was served later. */
+export interface JobTurnTable {
+  organization_id: string;
+  turn: number;
 }
 
 /** How work runs (0004). Times are milliseconds since the epoch, taken from the database clock. */

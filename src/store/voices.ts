@@ -1,5 +1,5 @@
 // Cloned voices and operator blocks on voices.
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, VoiceTable } from './schema.js';
 import type { ProviderName, VoiceProfile } from '../speech/types.js';
 import { isUniqueViolation } from './errors.js';
@@ -21,6 +21,8 @@ export interface VoiceRecord {
   createdAt: string;
   updatedAt: string;
 }
+
+type Q = Kysely<Database> | Transaction<Database>;
 
 export function voiceNameKey(name: string): string {
   return name.trim().toLowerCase();
@@ -48,9 +50,9 @@ export class VoiceRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** False when the organization already has a voice of that name (the unique index decides). */
-  async insert(v: VoiceRecord): Promise<boolean> {
+  async insert(v: VoiceRecord, trx: Q = this.db): Promise<boolean> {
     try {
-      await this.db
+      await trx
         .insertInto('voices')
         .values({
           id: v.id,
@@ -76,8 +78,8 @@ export class VoiceRepository {
     }
   }
 
-  async findByName(organizationId: string, name: string): Promise<VoiceRecord | null> {
-    const r = await this.db
+  async findByName(organizationId: string, name: string, trx: Q = this.db): Promise<VoiceRecord | null> {
+    const r = await trx
       .selectFrom('voices')
       .selectAll()
       .where('organization_id', '=', organizationId)
@@ -99,8 +101,8 @@ export class VoiceRepository {
     return rows.map(toVoice);
   }
 
-  async count(organizationId: string): Promise<number> {
-    const r = await this.db
+  async count(organizationId: string, trx: Q = this.db): Promise<number> {
+    const r = await trx
       .selectFrom('voices')
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .where('organization_id', '=', organizationId)

@@ -302,6 +302,27 @@ describe(`batches (${DB})`, { timeout: 300_000 }, () => {
     await nothingCreated(org);
   });
 
+  test('batch concurrency under parallel submissions: one accepted, the others 429', async () => {
+    const org = await scaleOrg(); // scale=1 in this deployment; no workers run in this test
+    const file = jsonl(records(org));
+    const answers = await Promise.all(Array.from({ length: 4 }, () => submit(org.headers, file)));
+    const accepted = answers.filter((r) => r.statusCode === 200);
+    assert.equal(accepted.length, 1, answers.map((r) => `${r.statusCode} ${r.body}`).join('\n'));
+    for (const r of answers.filter((x) => x.statusCode !== 200)) {
+      assert.equal(r.statusCode, 429, r.body);
+      assert.equal(r.json().errorCode, 'concurrency_limit_reached');
+    }
+    const list = await t.app.inject({ method: 'GET', url: '/v2/batch', headers: org.headers });
+    assert.equal(list.json().length, 1);
+    const id = (accepted[0]!.json() as Batch).id;
+    const canceled = await t.app.inject({
+      method: 'POST',
+      url: `/v2/batch/${id}/cancel`,
+      headers: org.headers,
+    });
+    assert.equal(canceled.statusCode, 200, canceled.body);
+  });
+
   test('batch concurrency: one more running batch than the plan allows is 429; cancel frees it', async () => {
     const org = await scaleOrg(); // scale=1 in this deployment; no workers run in this test
     const first = await submit(org.headers, jsonl(records(org)));

@@ -1,7 +1,8 @@
 // The job system on a real database, with test-only kinds registered the way any new kind is: claims
-// (fair share, racing pools), runs, the lease-lost path (nothing written), retries with backoff,
-// permanent failures, a database error while finishing, graceful hand-back, the start-up check of
-// stored kinds, and (PostgreSQL) the listener reconnecting after its backend is terminated.
+// (fair share with one slot and with several, the race for a shared slot, racing pools), runs, the
+// lease-lost path (nothing written), retries with backoff, permanent failures, a database error while
+// finishing, graceful hand-back, the start-up check of stored kinds, and (PostgreSQL) the listener
+// reconnecting after its backend is terminated.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -324,6 +325,113 @@ describe(`the job system (${DB})`, { timeout: 120_000 }, () => {
     assert.equal(second?.id, single.id, 'then the organization with nothing running');
     // kinds a worker does not serve are never claimed
     assert.equal(await t.services.queue.claim(['some-other-kind'], 'w3', 60_000), null);
+    await kysely().updateTable('jobs').set({ status: 'canceled' }).where('kind', '=', kind).execute();
+  });
+
+  test('fair share, one worker slot: the organization served longest ago goes first, not the oldest job', async () => {
+    await stopWorkers();
+    const kind = 'turns-one-slot';
+    const [busy, quiet] = [`org-busy-${randomUUID()}`, `org-quiet-${randomUUID()}`];
+    const order: string[] = [];
+    let allRan = () => {};
+    const ran = new Promise<void>((resolve) => (allRan = resolve));
+    const oneSlot = await createTestServices({
+      shareDatabaseWith: t,
+      env: { LIPSYNC_WORKER_CONCURRENCY: '1' },
+    });
+    const handler: JobHandler<Step, { org: string }, { key: string }> = {
+      kind,
+      payloadVersion: 1,
+      parsePayload: (raw) => raw as Step,
+      prepare: async (job) => ({ org: job.organizationId }),
+      async run(input) {
+        order.push(input.org);
+        if (order.length === 5) allRan();
+        return { key: 'none' };
+      },
+    };
+    t.services.handlers.register(handler);
+    oneSlot.services.handlers.register(handler);
+    // Four of the busy organization's jobs are older than the quiet one's single job.
+    for (let i = 0; i < 4; i++) await enqueue({ mode: 'ok' }, busy, kind);
+    await enqueue({ mode: 'ok' }, quiet, kind);
+    const pool = startBackground(oneSlot.services, { kinds: [kind] });
+    try {
+      await ran;
+    } finally {
+      await pool.stop();
+      await oneSlot.cleanup();
+    }
+    // The old order (nobody running between jobs, so oldest first) ran the quiet job last.
+    assert.deepEqual(order, [busy, quiet, busy, busy, busy]);
+  });
+
+  test('fair share, several slots: fewest running first, then the organization served longest ago', async () => {
+    await stopWorkers();
+    const kind = 'turns-slots';
+    t.services.handlers.register({ ...probeKind(kind).handler });
+    const [a, b, c] = ['a', 'b', 'c'].map((x) => `org-${x}-${randomUUID()}`) as [string, string, string];
+    const queued = new Map<string, string>();
+    for (const org of [a, a, a, b, b, b, c]) queued.set((await enqueue({ mode: 'ok' }, org, kind)).id, org);
+    const claim = async () => {
+      const j = await t.services.queue.claim([kind], 'w', 60_000);
+      assert.ok(j, 'a job is claimed');
+      return j;
+    };
+    const finish = (j: JobRecord) =>
+      kysely().updateTable('jobs').set({ status: 'completed' }).where('id', '=', j.id).execute();
+    // Two slots: the oldest job, then the organization with nothing running.
+    const first = await claim();
+    const second = await claim();
+    assert.deepEqual([first.organizationId, second.organizationId], [a, b]);
+    await finish(first);
+    // a and c both have nothing running; c has not been served yet (the old order took a's next job).
+    const third = await claim();
+    assert.equal(third.organizationId, c);
+    await finish(second);
+    // a and b have nothing running; a was served before b.
+    const fourth = await claim();
+    assert.equal(fourth.organizationId, a);
+    await finish(third);
+    // b has nothing running, a has one: b, even though a was served longer ago.
+    assert.equal((await claim()).organizationId, b);
+    await kysely().updateTable('jobs').set({ status: 'canceled' }).where('kind', '=', kind).execute();
+  });
+
+  test("claims racing for an organization's last shared slot: only one wins", async () => {
+    await stopWorkers();
+    const kind = 'shared-race';
+    t.services.handlers.register({ ...probeKind(kind).handler });
+    for (let round = 0; round < 5; round++) {
+      const org = `org-shared-${randomUUID()}`;
+      for (let i = 0; i < 4; i++) {
+        await kysely()
+          .transaction()
+          .execute((trx) =>
+            t.services.queue.enqueue(trx, {
+              kind,
+              subjectId: randomUUID(),
+              organizationId: org,
+              payload: { mode: 'ok' },
+              payloadVersion: 1,
+              maxAttempts: 3,
+              timeoutMs: 60_000,
+              shareLimit: 1,
+            }),
+          );
+      }
+      const claims = await Promise.all(
+        [1, 2, 3, 4].map((w) => t.services.queue.claim([kind], `w${w}`, 60_000)),
+      );
+      assert.equal(claims.filter((j) => j !== null).length, 1, 'one claim per shared slot');
+      const running = await kysely()
+        .selectFrom('jobs')
+        .select('id')
+        .where('organization_id', '=', org)
+        .where('status', '=', 'running')
+        .execute();
+      assert.equal(running.length, 1);
+    }
     await kysely().updateTable('jobs').set({ status: 'canceled' }).where('kind', '=', kind).execute();
   });
 

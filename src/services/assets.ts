@@ -313,8 +313,7 @@ export class AssetService {
     const url = await this.blobs.signedUrl(key);
     // Counted and inserted under the organization's lock, so that parallel announcements cannot
     // together pass the allowance.
-    await this.store.db.kysely.transaction().execute(async (trx) => {
-      await this.store.organizations.lock(org.id, trx);
+    await this.store.organizations.exclusive(org.id, async (trx) => {
       const open = await this.store.assets.openUploads(org.id, this.openSince(now), trx);
       const reopensInMs =
         open.firstExpiry === null ? 0 : Date.parse(open.firstExpiry) + this.uploadGraceMs - now;

@@ -41,7 +41,8 @@ if ! command -v g++ >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1 || ! co
 fi
 
 # ONNXRUNTIME_NODE_INSTALL=skip: onnxruntime-node would otherwise download its CUDA libraries (the
-# service runs it on the CPU). Its `prepare` script builds dist/.
+# service runs it on the CPU); npm 11 skips that script anyway (package.json allowScripts), npm 10
+# does not. The `prepare` script builds dist/.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   timed "npm dependencies (npm ci, then the build)" env ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund
 else

@@ -20,6 +20,16 @@ as_root() {
 }
 export DEBIAN_FRONTEND=noninteractive
 
+# apt-get's own output (hundreds of dpkg lines, and container noise such as "debconf: delaying package
+# configuration" or libkmod's "could not open /proc/modules") goes to a log shown only on failure.
+apt_log=$(mktemp "${TMPDIR:-/tmp}/lipsync-apt.XXXXXX")
+trap 'rm -f "$apt_log"' EXIT
+apt_quiet() { as_root env DEBIAN_FRONTEND=noninteractive apt-get "$@" >>"$apt_log" 2>&1; }
+apt_failed() {
+  echo "apt-get failed; the end of its output:" >&2
+  tail -n 25 "$apt_log" >&2
+}
+
 missing=()
 need() { command -v "$1" >/dev/null 2>&1 || missing+=("$2"); }
 need ffmpeg ffmpeg
@@ -33,14 +43,17 @@ need praat praat
 need rubberband rubberband-cli
 
 updated=0
-apt_update() { [ "$updated" = 1 ] || { as_root apt-get update -qq && updated=1; }; }
+apt_update() { [ "$updated" = 1 ] || { apt_quiet update -qq && updated=1; }; }
 
 if [ ${#missing[@]} -gt 0 ]; then
   pkgs=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
   echo "installing system packages: $pkgs"
-  apt_update
+  started=$SECONDS
   # shellcheck disable=SC2086
-  as_root apt-get install -y -qq --no-install-recommends $pkgs
+  { apt_update && apt_quiet install -y -qq --no-install-recommends $pkgs; } || { apt_failed; exit 1; }
+  echo "installed in $((SECONDS - started)) s"
+else
+  echo "system packages: ffmpeg and the speech engines are installed"
 fi
 
 if ! command -v RHVoice-test >/dev/null 2>&1 || [ ! -d /usr/share/RHVoice/voices/clb ]; then
@@ -52,8 +65,12 @@ if ! command -v RHVoice-test >/dev/null 2>&1 || [ ! -d /usr/share/RHVoice/voices
       "$codename" "$codename" | as_root tee "$list" >/dev/null
     updated=0
   fi
+  echo "installing RHVoice (optional: better English voices)"
+  started=$SECONDS
   apt_update || true
-  if ! as_root apt-get install -y -qq --no-install-recommends rhvoice rhvoice-english; then
-    echo "note: RHVoice could not be installed; the local provider offers the festival voice (slt-hts) only" >&2
+  if apt_quiet install -y -qq --no-install-recommends rhvoice rhvoice-english; then
+    echo "installed in $((SECONDS - started)) s"
+  else
+    echo "note: RHVoice is not available here (Debian's contrib/non-free components); the local provider offers the festival voice (slt-hts), which needs nothing more" >&2
   fi
 fi

@@ -81,6 +81,7 @@ export async function buildApp(services: Services): Promise<App> {
         version: '2.0.0',
         description:
           'Self-hosted lip-sync video generation API (v2). Authenticate with the x-api-key header.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: services.config.publicUrl }],
       components: {

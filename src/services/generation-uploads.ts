@@ -5,7 +5,8 @@ import { sha256File } from '../file-hash.js';
 import { AppError } from '../domain/errors.js';
 
 export const GENERATION_FILE_FIELDS = ['video', 'image', 'audio'] as const;
-const JSON_FIELDS = ['input', 'options', 'segments', 'dubParams', 'dialogueEdit'];
+/** Form fields whose text is JSON (the body's arrays and objects). */
+export const GENERATION_JSON_FIELDS = ['input', 'options', 'segments', 'dubParams', 'dialogueEdit'] as const;
 const UPLOAD_PREFIX = 'upload:';
 
 export interface UploadedFormFile {
@@ -24,7 +25,7 @@ export interface UploadedForm {
 export function formToGenerationBody(form: UploadedForm): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(form.fields)) {
-    if (JSON_FIELDS.includes(k)) {
+    if ((GENERATION_JSON_FIELDS as readonly string[]).includes(k)) {
       try {
         body[k] = JSON.parse(v);
       } catch {

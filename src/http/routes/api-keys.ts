@@ -31,7 +31,14 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
 
   app.get(
     '/v2/api-keys',
-    { schema: { tags, response: { 200: Type.Array(ApiKeySchema), ...errorResponses(401) } } },
+    {
+      schema: {
+        tags,
+        operationId: 'apiKeys.list',
+        summary: 'List the API keys of the organization (never the secret keys)',
+        response: { 200: Type.Array(ApiKeySchema), ...errorResponses(401) },
+      },
+    },
     async (req) => {
       const a = requireAuth(req);
       return (await services.apiKeys.list(a.organization.id, actorOf(a))).map(apiKeyView);
@@ -43,6 +50,8 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     {
       schema: {
         tags,
+        operationId: 'apiKeys.create',
+        summary: 'Create an API key; the secret key is shown only in this answer',
         body: Type.Object({
           name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
           role: Type.Optional(
@@ -71,6 +80,8 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     {
       schema: {
         tags,
+        operationId: 'apiKeys.update',
+        summary: 'Rename an API key',
         params: IdParams,
         body: Type.Object({ name: Type.String({ maxLength: 200 }) }),
         response: { 200: ApiKeySchema, ...errorResponses(400, 401, 403, 404) },
@@ -88,7 +99,15 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
 
   app.delete(
     '/v2/api-keys/:id',
-    { schema: { tags, params: IdParams, response: { 200: ApiKeySchema, ...errorResponses(401, 403, 404) } } },
+    {
+      schema: {
+        tags,
+        operationId: 'apiKeys.delete',
+        summary: 'Revoke an API key',
+        params: IdParams,
+        response: { 200: ApiKeySchema, ...errorResponses(401, 403, 404) },
+      },
+    },
     async (req) => {
       const a = requireAuth(req);
       const k = await services.apiKeys.revoke(req.params.id, {

@@ -71,6 +71,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       },
       schema: {
         tags,
+        operationId: 'assets.createUpload',
         summary:
           'application/json {fileName, contentType, size}: a direct upload (201 {uploadUrl, url, expiresIn}); multipart/form-data: the file itself (201 Asset)',
         body: {
@@ -132,6 +133,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     {
       schema: {
         tags,
+        operationId: 'assets.create',
         summary: 'Register a direct upload (the url of POST /v2/assets/upload, after the PUT) as an asset',
         body: RegisterAssetBody,
         response: { 201: AssetSchema, ...errorResponses(400, 401, 404, 422, 429) },
@@ -158,6 +160,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     {
       schema: {
         tags,
+        operationId: 'assets.findUploaded',
         summary: 'The newest asset with this SHA-256 (and type) stored with this API key, or null',
         querystring: UploadedAssetQuery,
         response: { 200: UploadedAssetSchema, ...errorResponses(400, 401) },
@@ -180,6 +183,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     {
       schema: {
         tags,
+        operationId: 'assets.getDownloadUrl',
         summary: 'A signed URL (text/plain) that downloads the file; fetch it without the API key',
         params: IdParams,
         produces: ['text/plain'],
@@ -198,6 +202,8 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     {
       schema: {
         tags,
+        operationId: 'assets.list',
+        summary: 'List assets, one page at a time (filter, search, sort)',
         querystring: AssetListQuery,
         response: { 200: AssetPageSchema, ...errorResponses(400, 401, 404) },
       },
@@ -225,7 +231,15 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
 
   app.get(
     '/v2/assets/:id',
-    { schema: { tags, params: IdParams, response: { 200: AssetSchema, ...errorResponses(401, 404) } } },
+    {
+      schema: {
+        tags,
+        operationId: 'assets.get',
+        summary: 'Get an asset',
+        params: IdParams,
+        response: { 200: AssetSchema, ...errorResponses(401, 404) },
+      },
+    },
     async (req) => {
       const { organization } = requireAuth(req);
       const a = await services.assets.get(organization.id, req.params.id);
@@ -238,6 +252,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     {
       schema: {
         tags,
+        operationId: 'assets.getTimeline',
         summary: 'Word and phoneme timeline of a synthesized (TTS) asset',
         params: IdParams,
         response: { 200: TimelineSchema, ...errorResponses(401, 404) },
@@ -254,6 +269,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     {
       schema: {
         tags,
+        operationId: 'assets.delete',
         summary: 'Delete an asset (409 asset_in_use while a pending or processing generation uses it)',
         params: IdParams,
         response: { 200: AssetSchema, ...errorResponses(401, 404, 409) },

@@ -67,6 +67,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       },
       schema: {
         tags,
+        operationId: 'batch.create',
         summary: 'Create a batch from a JSONL file (multipart: input or file, webhook_url, dry_run)',
         consumes: ['multipart/form-data'],
         body: BatchForm,
@@ -89,6 +90,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     {
       schema: {
         tags,
+        operationId: 'batch.list',
         summary: 'List batches, newest first',
         querystring: ListBatchesQuery,
         response: { 200: Type.Array(BatchSchema), ...errorResponses(400, 401) },
@@ -113,6 +115,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     {
       schema: {
         tags,
+        operationId: 'batch.get',
         summary: 'Get a batch: status, metrics and the results URL',
         params: IdParams,
         response: { 200: BatchSchema, ...errorResponses(401, 404) },
@@ -129,6 +132,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     {
       schema: {
         tags,
+        operationId: 'batch.cancel',
         summary: 'Cancel a batch: records not finished are canceled',
         params: IdParams,
         response: { 200: BatchSchema, ...errorResponses(401, 404) },
@@ -147,6 +151,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       config: { auth: false },
       schema: {
         tags,
+        operationId: 'batch.getResults',
         summary: 'Redirect (302) to the JSONL results file of a batch',
         params: IdParams,
         querystring: ResultsQuery,

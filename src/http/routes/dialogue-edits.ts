@@ -31,6 +31,7 @@ export const dialogueEditRoutes: FastifyPluginAsyncTypebox<{ services: Services 
     {
       schema: {
         tags,
+        operationId: 'dialogueEdits.create',
         summary: 'Preview a dialogue edit: change or remove words of a transcribed video',
         body: DialogueEditBody,
         response: { 201: DialogueEditSchema, ...errorResponses(400, 401, 422, 429, 503) },
@@ -45,7 +46,13 @@ export const dialogueEditRoutes: FastifyPluginAsyncTypebox<{ services: Services 
   app.get(
     '/v2/dialogue-edits/:id',
     {
-      schema: { tags, params: IdParams, response: { 200: DialogueEditSchema, ...errorResponses(401, 404) } },
+      schema: {
+        tags,
+        operationId: 'dialogueEdits.get',
+        summary: 'Get a dialogue edit job',
+        params: IdParams,
+        response: { 200: DialogueEditSchema, ...errorResponses(401, 404) },
+      },
     },
     async (request, reply) => {
       const d = await edits.get(requireAuth(request).organization.id, request.params.id);

@@ -18,6 +18,7 @@ export const errorRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       config: { auth: false },
       schema: {
         tags: ['errors'],
+        operationId: 'errors.list',
         summary: 'The public catalogue of error codes',
         security: [],
         response: { 200: Type.Array(CatalogEntrySchema) },

@@ -14,6 +14,7 @@ import {
   CreateGenerationBody,
   EstimateBody,
   EstimateSchema,
+  GenerationForm,
   GenerationSchema,
   GetGenerationQuery,
   ListGenerationsQuery,
@@ -59,8 +60,24 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
       onResponse: async (request) => {
         await request.generationForm?.cleanup();
       },
+      config: {
+        // The form becomes the JSON body before validation, so only the document shows its fields.
+        swaggerTransform: ({ schema, url }) => ({
+          schema: {
+            ...schema,
+            body: {
+              content: {
+                'application/json': { schema: CreateGenerationBody },
+                'multipart/form-data': { schema: GenerationForm },
+              },
+            },
+          },
+          url,
+        }),
+      },
       schema: {
         tags,
+        operationId: 'generations.create',
         summary: 'Create a generation (application/json or multipart/form-data)',
         body: CreateGenerationBody,
         response: {
@@ -89,6 +106,7 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
       config: { authPreload: 'generation' },
       schema: {
         tags,
+        operationId: 'generations.get',
         summary: 'Get a generation; wait=true long-polls until a terminal state or the timeout',
         params: IdParams,
         querystring: GetGenerationQuery,
@@ -146,6 +164,7 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     {
       schema: {
         tags,
+        operationId: 'generations.list',
         summary: 'List generations, newest first',
         querystring: ListGenerationsQuery,
         response: { 200: Type.Array(GenerationSchema), ...errorResponses(400, 401) },
@@ -171,6 +190,8 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     {
       schema: {
         tags,
+        operationId: 'generations.delete',
+        summary: 'Delete a finished generation and its output (409 while it is pending or processing)',
         params: IdParams,
         response: { 200: GenerationSchema, ...errorResponses(401, 404, 409) },
       },
@@ -187,6 +208,7 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     {
       schema: {
         tags,
+        operationId: 'generations.estimateCost',
         summary: 'Estimate the cost of a generation request from its media (probed, not stored)',
         body: CreateGenerationBody,
         response: { 200: Type.Array(EstimateSchema), ...errorResponses(400, 401, 422) },
@@ -203,6 +225,7 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     {
       schema: {
         tags,
+        operationId: 'generations.getDownloadUrl',
         summary: 'A signed download URL for the output (text/plain)',
         params: IdParams,
         querystring: Type.Object({ fileName: Type.Optional(Type.String({ maxLength: 255 })) }),
@@ -229,12 +252,24 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
   };
   app.post(
     '/v2/generations/estimate',
-    { schema: { ...estimateSchema, summary: 'Estimate the cost of a generation' } },
+    {
+      schema: {
+        ...estimateSchema,
+        operationId: 'generations.estimate',
+        summary: 'Estimate the cost of a generation from its model and duration',
+      },
+    },
     estimate,
   );
   app.post(
     '/v2/generate/estimate-cost',
-    { schema: { ...estimateSchema, summary: 'Alias of /v2/generations/estimate' } },
+    {
+      schema: {
+        ...estimateSchema,
+        operationId: 'generations.estimateAlias',
+        summary: 'Alias of /v2/generations/estimate',
+      },
+    },
     estimate,
   );
 };

@@ -73,6 +73,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       config: { auth: false, rateLimit: false },
       schema: {
         tags: ['health'],
+        operationId: 'health.get',
+        summary: 'Health: the process is up and the database answers',
         security: [],
         response: { 200: Type.Object({ status: Type.String(), database: Type.String() }) },
       },
@@ -90,6 +92,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       config: { auth: false, rateLimit: false },
       schema: {
         tags: ['health'],
+        operationId: 'health.live',
         summary: 'Liveness: the process is up (it checks nothing else).',
         security: [],
         response: { 200: Type.Object({ status: Type.Literal('ok') }) },
@@ -105,6 +108,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       config: { auth: false, rateLimit: false },
       schema: {
         tags: ['health'],
+        operationId: 'health.ready',
         summary:
           'Readiness: the database and blob store answer, and the server is not shutting down (draining included).',
         security: [],

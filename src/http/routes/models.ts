@@ -22,6 +22,7 @@ export const modelRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
     {
       schema: {
         tags: ['models'],
+        operationId: 'models.list',
         summary: 'The models this server accepts',
         response: { 200: Type.Array(ModelInfo), ...errorResponses(401) },
       },

@@ -14,6 +14,8 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     {
       schema: {
         tags,
+        operationId: 'projects.create',
+        summary: 'Create a project',
         body: ProjectBody,
         response: { 201: ProjectSchema, ...errorResponses(400, 401, 422, 429) },
       },
@@ -30,6 +32,8 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     {
       schema: {
         tags,
+        operationId: 'projects.list',
+        summary: 'List projects',
         querystring: ProjectListQuery,
         response: { 200: Type.Array(ProjectSchema), ...errorResponses(400, 401) },
       },
@@ -43,7 +47,15 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
 
   app.get(
     '/v2/projects/:id',
-    { schema: { tags, params: IdParams, response: { 200: ProjectSchema, ...errorResponses(401, 404) } } },
+    {
+      schema: {
+        tags,
+        operationId: 'projects.get',
+        summary: 'Get a project',
+        params: IdParams,
+        response: { 200: ProjectSchema, ...errorResponses(401, 404) },
+      },
+    },
     async (req) => {
       const { organization } = requireAuth(req);
       return projectView(await services.projects.get(organization.id, req.params.id));
@@ -56,6 +68,9 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       {
         schema: {
           tags,
+          // PUT is the same rename, kept for clients of the older documentation.
+          operationId: method === 'patch' ? 'projects.update' : 'projects.replace',
+          summary: 'Rename a project',
           params: IdParams,
           body: ProjectBody,
           response: { 200: ProjectSchema, ...errorResponses(400, 401, 404) },
@@ -70,7 +85,15 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
 
   app.delete(
     '/v2/projects/:id',
-    { schema: { tags, params: IdParams, response: { 200: ProjectSchema, ...errorResponses(401, 404) } } },
+    {
+      schema: {
+        tags,
+        operationId: 'projects.delete',
+        summary: 'Delete a project',
+        params: IdParams,
+        response: { 200: ProjectSchema, ...errorResponses(401, 404) },
+      },
+    },
     async (req) => {
       const { organization } = requireAuth(req);
       return projectView(await services.projects.delete(organization.id, req.params.id));

@@ -22,6 +22,7 @@ export const speechRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     {
       schema: {
         tags: ['text-to-speech'],
+        operationId: 'tts.synthesize',
         summary:
           'Synthesize speech now; the audio is stored as a TTS asset (its url works as an audio input)',
         body: TtsBody,
@@ -43,6 +44,7 @@ export const speechRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     {
       schema: {
         tags: ['text-to-speech'],
+        operationId: 'tts.createJob',
         summary: 'Accept an asynchronous text-to-speech job (Idempotency-Key optional)',
         body: TtsBody,
         response: {
@@ -71,6 +73,8 @@ export const speechRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     {
       schema: {
         tags: ['text-to-speech'],
+        operationId: 'tts.getJob',
+        summary: 'Get a text-to-speech job',
         params: IdParams,
         response: { 200: TtsJobSchema, ...errorResponses(401, 404) },
       },
@@ -88,6 +92,8 @@ export const speechRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     {
       schema: {
         tags: ['voices'],
+        operationId: 'voices.list',
+        summary: 'List the voices the organization can use: stock and cloned',
         querystring: VoiceListQuery,
         response: { 200: Type.Array(VoiceSchema), ...errorResponses(400, 401, 402, 503, 504) },
       },
@@ -100,6 +106,8 @@ export const speechRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     {
       schema: {
         tags: ['voices'],
+        operationId: 'voices.get',
+        summary: 'Get a voice',
         params: IdParams,
         querystring: VoiceListQuery,
         response: { 200: VoiceSchema, ...errorResponses(400, 401, 404) },
@@ -113,6 +121,7 @@ export const speechRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     {
       schema: {
         tags: ['voices'],
+        operationId: 'voices.create',
         summary: 'Clone a voice from a sample stored here (assetId, or the url of an upload)',
         body: CloneVoiceBody,
         response: { 201: VoiceSchema, ...errorResponses(400, 401, 403, 409, 413, 422, 429, 503) },
@@ -126,6 +135,8 @@ export const speechRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     {
       schema: {
         tags: ['voices'],
+        operationId: 'voices.delete',
+        summary: 'Delete a cloned voice',
         params: IdParams,
         response: { 200: Type.Boolean(), ...errorResponses(400, 401, 404, 422) },
       },
@@ -144,6 +155,7 @@ export const speechRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     {
       schema: {
         tags: ['voices'],
+        operationId: 'organizations.listProviderKeys',
         summary: 'Which voice providers the organization connected its own account for (never the keys)',
         response: { 200: Type.Array(Connection), ...errorResponses(401) },
       },
@@ -156,6 +168,7 @@ export const speechRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     {
       schema: {
         tags: ['voices'],
+        operationId: 'organizations.setProviderKey',
         summary:
           "Connect the organization's own provider account (owner or admin key); the key is tried first",
         params: ProviderParams,
@@ -172,6 +185,8 @@ export const speechRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
     {
       schema: {
         tags: ['voices'],
+        operationId: 'organizations.deleteProviderKey',
+        summary: "Disconnect the organization's own provider account (owner or admin key)",
         params: ProviderParams,
         response: { 200: Connection, ...errorResponses(400, 401, 403) },
       },

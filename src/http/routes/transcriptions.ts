@@ -17,6 +17,7 @@ export const transcriptionRoutes: FastifyPluginAsyncTypebox<{ services: Services
     {
       schema: {
         tags,
+        operationId: 'transcriptions.create',
         summary: 'Transcribe a stored video or audio (word times); the same source and window reuse the job',
         body: CreateTranscriptionBody,
         response: { 201: TranscriptionSchema, ...errorResponses(400, 401, 422, 429) },
@@ -35,6 +36,8 @@ export const transcriptionRoutes: FastifyPluginAsyncTypebox<{ services: Services
     {
       schema: {
         tags,
+        operationId: 'transcriptions.get',
+        summary: 'Get a transcription job',
         params: IdParams,
         response: { 200: TranscriptionSchema, ...errorResponses(401, 404) },
       },

@@ -32,6 +32,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ services: Servic
     {
       schema: {
         tags: ['generations'],
+        operationId: 'generations.listWebhookDeliveries',
         summary: "The generation's webhook delivery log",
         params: IdParams,
         response: { 200: Type.Array(Delivery), ...errorResponses(401, 404) },

@@ -98,6 +98,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       config,
       schema: {
         tags,
+        operationId: 'workers.me',
         security,
         summary: "The worker token's identity, the lease to keep, and the kinds remote workers may serve",
         response: {
@@ -123,6 +124,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       config,
       schema: {
         tags,
+        operationId: 'workers.claim',
         security,
         summary: 'Claim a job (long-polled up to 25 s; 204 when none became claimable)',
         body: ClaimBody,
@@ -173,6 +175,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       config,
       schema: {
         tags,
+        operationId: 'workers.getJobInput',
         security,
         summary: "The held job's input again, with fresh signed URLs",
         params: JobParams,
@@ -193,6 +196,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       config,
       schema: {
         tags,
+        operationId: 'workers.heartbeat',
         security,
         summary:
           'Renew the lease and report progress: ok, cancel (stop the run) or lost (stop, write nothing)',
@@ -223,6 +227,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       config,
       schema: {
         tags,
+        operationId: 'workers.putOutput',
         security,
         summary:
           "Upload an output of this attempt (raw body; its Content-Type is kept); 413 past the plan's file size or the attempt's total",
@@ -255,6 +260,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       config,
       schema: {
         tags,
+        operationId: 'workers.complete',
         security,
         summary:
           'Complete the job: its outputs must be uploads of this attempt that ffprobe reads, else the attempt fails',
@@ -277,6 +283,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       config,
       schema: {
         tags,
+        operationId: 'workers.fail',
         security,
         summary: 'Record a failed run: retried with backoff (transient, attempts left) or failed',
         params: JobParams,
@@ -304,6 +311,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       config,
       schema: {
         tags,
+        operationId: 'workers.stop',
         security,
         summary: 'End a run that stopped on request (canceled) or past its deadline (timed_out)',
         params: JobParams,
@@ -333,6 +341,7 @@ export const workerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = a
       config,
       schema: {
         tags,
+        operationId: 'workers.release',
         security,
         summary: 'Hand the job back at once (worker shutting down): requeued, the attempt not counted',
         params: JobParams,

@@ -69,6 +69,47 @@ export const CreateGenerationBody = Type.Object(
   { additionalProperties: true },
 );
 
+/** Text of a form field that holds what a JSON body holds under the same name. */
+const jsonFormField = (what: string, note = '') =>
+  Type.Optional(
+    Type.String({
+      contentMediaType: 'application/json',
+      description: `${what} as JSON text, the same value as in a JSON body.${note}`,
+    }),
+  );
+const fileFormField = (what: string) =>
+  Type.Optional(
+    Type.String({
+      format: 'binary',
+      description: `${what}: stored as an asset and used as the ${what.toLowerCase()} input.`,
+    }),
+  );
+
+/**
+ * POST /v2/generate as multipart/form-data, for the OpenAPI document: the form is read into the JSON
+ * body (services/generation-uploads.ts) before CreateGenerationBody validates it.
+ */
+export const GenerationForm = Type.Object(
+  {
+    model: CreateGenerationBody.properties.model,
+    video: fileFormField('Video'),
+    image: fileFormField('Image'),
+    audio: fileFormField('Audio'),
+    input: jsonFormField(
+      'The input items (an array)',
+      ' A file replaces the item of its type, keeping its refId and transcript.',
+    ),
+    options: jsonFormField('The options (an object)'),
+    segments: jsonFormField('The segments (an array)'),
+    dubParams: jsonFormField('The dubbing parameters'),
+    dialogueEdit: jsonFormField('The dialogue edit to render'),
+    webhookUrl: Type.Optional(Type.String({ maxLength: 2048 })),
+    outputFileName: Type.Optional(Type.String({ maxLength: 255 })),
+    projectId: Type.Optional(Type.String({ maxLength: 100 })),
+  },
+  { description: 'One file per field; send video or image, and audio or a text input.' },
+);
+
 export const GenerationSchema = Type.Object(
   {
     id: Type.String(),
@@ -77,7 +118,7 @@ export const GenerationSchema = Type.Object(
     model: Type.String(),
     input: Type.Array(Type.Unknown()),
     webhookUrl: Nullable(Type.String()),
-    options: Nullable(Type.Unknown()),
+    options: Type.Unknown({ description: 'The options given, or null.' }),
     segments: Type.Optional(Type.Unknown()),
     outputUrl: Nullable(Type.String()),
     outputDuration: Nullable(Type.Number()),

@@ -361,6 +361,33 @@ describe(`generation hardening (${DB})`, { timeout: 300_000 }, () => {
       assert.equal(res.json().webhookUrl, 'https://hooks.example.invalid/x');
       await t.services.generations.cancel(res.json().id as string);
     });
+
+    test("a webhook URL's credentials and query values are masked in every response", async () => {
+      const url = 'https://hook-user:hook-pass@hooks.example.invalid/in?token=tok-secret';
+      const shown = 'https://***:***@hooks.example.invalid/in?token=***';
+      const res = await postGenerate(guarded.app, org.owner.headers, body(url));
+      assert.equal(res.statusCode, 201, res.body);
+      const id = res.json().id as string;
+      assert.equal(res.json().webhookUrl, shown);
+      const read = await guarded.app.inject({
+        method: 'GET',
+        url: `/v2/generate/${id}`,
+        headers: org.owner.headers,
+      });
+      assert.equal(read.json().webhookUrl, shown);
+      // Deliveries still go to the stored URL.
+      assert.equal((await t.services.store.generations.findAny(id))!.webhookUrl, url);
+      await t.services.generations.cancel(id);
+      const log = await guarded.app.inject({
+        method: 'GET',
+        url: `/v2/generations/${id}/webhook-deliveries`,
+        headers: org.owner.headers,
+      });
+      assert.equal(log.statusCode, 200, log.body);
+      assert.ok(log.json().length >= 1, log.body);
+      for (const d of log.json()) assert.equal(d.url, shown);
+      assert.doesNotMatch(read.body + log.body, /hook-pass|tok-secret|hook-user/);
+    });
   });
 
   describe('no internal detail reaches a client', () => {

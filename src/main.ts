@@ -6,7 +6,7 @@ import { createServices } from './app/container.js';
 import type { Services } from './services/index.js';
 import { buildApp, type App } from './http/app.js';
 import { listenForMetrics } from './http/metrics.js';
-import { bootstrapFirstOrganization } from './services/bootstrap.js';
+import { bootstrapFirstOrganization, firstStartBanner } from './services/bootstrap.js';
 import { startBackground, startHousekeeping, type Background } from './app/runtime.js';
 
 export interface Running {
@@ -52,22 +52,7 @@ export async function start(
     url = await app.listen({ port: config.port, host: config.host });
     logger.info({ url, role: config.role, database: services.db.dialect }, 'server listening');
     if (first) {
-      const base = config.publicUrl;
-      out('');
-      out(
-        'First start: created organization "' +
-          first.organization.name +
-          '" (' +
-          first.organization.id +
-          ') and an owner API key.',
-      );
-      out('This key is shown only once; keep it somewhere safe:');
-      out('');
-      out('  ' + first.key);
-      out('');
-      out('Try it:');
-      out(`  curl -H "x-api-key: ${first.key}" ${base}/v2/projects`);
-      out('');
+      for (const line of firstStartBanner(first, config)) out(line);
     }
   }
 

@@ -205,10 +205,16 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   return services;
 }
 
+/** Where a refused private address can be allowed: named in the 422's suggestion (docs/security.md). */
+export const PRIVATE_URLS_SUGGESTION =
+  'Use an address on the public internet. For local development or a receiver on your own network, ' +
+  'the operator can start the server with LIPSYNC_ALLOW_PRIVATE_URLS=true (cloud metadata addresses stay refused).';
+
 /**
  * The outgoing client's own policy, applied at submit time: 422 for a URL it would refuse on every
  * try (private or loopback address, scheme, port). A host that does not resolve now may later: its
- * deliveries are retried.
+ * deliveries are retried. When the operator's setting would let the address through, the suggestion
+ * names it.
  */
 async function checkPublicUrl(url: string, field: string, allowPrivate: boolean): Promise<void> {
   try {
@@ -220,8 +226,25 @@ async function checkPublicUrl(url: string, field: string, allowPrivate: boolean)
         status: 422,
         field,
         message: `${field}: ${err.message}`,
+        suggestion: (await privateSettingWouldAllow(err, url, allowPrivate))
+          ? PRIVATE_URLS_SUGGESTION
+          : undefined,
         cause: err,
       });
+  }
+}
+
+async function privateSettingWouldAllow(
+  err: OutgoingRequestError,
+  url: string,
+  allowPrivate: boolean,
+): Promise<boolean> {
+  if (allowPrivate || err.reason !== 'blocked_address') return false;
+  try {
+    await assertPublicUrl(url, { allowPrivate: true });
+    return true;
+  } catch (again) {
+    return again instanceof OutgoingRequestError && !again.refused;
   }
 }
 

@@ -8,7 +8,7 @@ import { speechProcesses } from '../processes/pool.js';
 import { HandlerRegistry, type AnyJobHandler } from '../jobs/handler.js';
 import { HttpWorkerPort } from '../jobs/http-worker-port.js';
 import { WorkerPool } from '../jobs/worker.js';
-import { sweepStaleTemp } from './runtime.js';
+import { processScratchDir, sweepScratch } from './scratch.js';
 import { Metrics } from '../metrics/metrics.js';
 import { MeteredWorkerPort } from '../jobs/metered-port.js';
 import { listenForMetrics } from '../http/metrics.js';
@@ -60,7 +60,9 @@ export async function startRemoteWorker(
   // One bound for every local speech tool process of this process (festival, RHVoice, pocketsphinx, Praat).
   speechProcesses().configure(config.speech.processes);
   mkdirSync(config.tempDir, { recursive: true, mode: 0o700 });
-  void sweepStaleTemp(config.tempDir, config.jobTimeoutMs);
+  void sweepScratch(config.tempDir, config.jobTimeoutMs).catch((err: unknown) =>
+    logger.warn({ err }, 'the temp folder could not be swept'),
+  );
   // This process's own registry: its runs and engine speed (the jobs settle, and are counted, on the
   // server). Scraped through LIPSYNC_METRICS_PORT only.
   const metrics = new Metrics({ kinds, logger: logger.child({ component: 'metrics' }) });
@@ -74,7 +76,7 @@ export async function startRemoteWorker(
       leaseMs: me.leaseMs,
       idlePollMs: config.workerIdlePollMs,
       warmUp: config.engineWarmUp,
-      tempRoot: config.tempDir,
+      tempRoot: processScratchDir(config.tempDir),
       metrics,
     },
     logger.child({ component: 'worker' }),

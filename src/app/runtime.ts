@@ -1,8 +1,6 @@
 // The background parts of a process: the worker pool (with the database port), the watchdog and the
 // webhook dispatcher.
 import { mkdirSync } from 'node:fs';
-import { readdir, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Services } from '../services/index.js';
 import { WorkerPool } from '../jobs/worker.js';
 import { Watchdog } from '../jobs/watchdog.js';
@@ -11,24 +9,7 @@ import { UploadSweeper } from '../services/upload-sweeper.js';
 import { DatabaseWorkerPort } from '../jobs/port.js';
 import { guardedPost } from '../media/guarded-post.js';
 import { MeteredWorkerPort } from '../jobs/metered-port.js';
-
-/**
- * Removes temp files and job directories left by a killed process. Only entries older than the job
- * timeout go: a live job of another worker on the same data folder is never that old.
- */
-export async function sweepStaleTemp(dir: string, olderThanMs: number): Promise<number> {
-  let removed = 0;
-  const names = await readdir(dir).catch(() => [] as string[]);
-  for (const name of names) {
-    const path = join(dir, name);
-    const st = await stat(path).catch(() => null);
-    if (st && Date.now() - st.mtimeMs > olderThanMs) {
-      await rm(path, { recursive: true, force: true }).catch(() => undefined);
-      removed++;
-    }
-  }
-  return removed;
-}
+import { processScratchDir, sweepScratch } from './scratch.js';
 
 export interface Background {
   readonly pool: WorkerPool;
@@ -65,15 +46,12 @@ export function startBackground(services: Services, opts: BackgroundOptions = {}
       leaseMs: config.jobLeaseMs,
       idlePollMs: config.workerIdlePollMs,
       warmUp: opts.warmUp ?? config.engineWarmUp,
-      tempRoot: config.tempDir,
+      tempRoot: processScratchDir(config.tempDir),
       metrics: services.metrics,
     },
     logger.child({ component: 'worker' }),
   );
   const housekeeping = startHousekeeping(services);
-  void sweepStaleTemp(config.tempDir, config.jobTimeoutMs).then((n) => {
-    if (n > 0) logger.info({ removed: n }, 'stale temp files removed');
-  });
   pool.start();
   return {
     pool,
@@ -112,6 +90,11 @@ export function startHousekeeping(services: Services): { stop(): Promise<void> }
     services.metrics,
   );
   const uploads = new UploadSweeper(services.assets, logger.child({ component: 'upload-sweep' }));
+  // What killed processes left in the temp folder (an API-only process writes uploads there too).
+  void sweepScratch(config.tempDir, config.jobTimeoutMs).then(
+    (n) => n > 0 && logger.info({ removed: n }, 'temp files of stopped processes removed'),
+    (err: unknown) => logger.warn({ err }, 'the temp folder could not be swept'),
+  );
   watchdog.start();
   dispatcher.start();
   uploads.start();

@@ -46,10 +46,26 @@ function orgOptions(cmd: Command, forUpdate: boolean): Command {
     )
     .addOption(new Option('--billing <mode>', 'billing').choices(['usd', 'credits']))
     .option('--concurrency <n>', 'contracted concurrent generations (enterprise)', parseConcurrency)
-    .option('--flags <list>', 'comma-separated rollout flags', parseFlags)
+    .addOption(
+      new Option(
+        '--flags <list>',
+        forUpdate ? 'comma-separated rollout flags: replaces the whole set' : 'comma-separated rollout flags',
+      )
+        .argParser(parseFlags)
+        .conflicts(forUpdate ? ['addFlags', 'removeFlags'] : []),
+    )
     .option('--draft', 'mark the organization as a draft (its keys get 422)')
     .option('--json', 'print one JSON object');
-  if (forUpdate) cmd.option('--no-draft', 'finish a draft organization').option('--name <name>', 'new name');
+  if (forUpdate)
+    cmd
+      .option('--add-flags <list>', 'comma-separated rollout flags to turn on (the others stay)', parseFlags)
+      .option(
+        '--remove-flags <list>',
+        'comma-separated rollout flags to turn off (the others stay)',
+        parseFlags,
+      )
+      .option('--no-draft', 'finish a draft organization')
+      .option('--name <name>', 'new name');
   return cmd;
 }
 
@@ -93,6 +109,8 @@ export function registerOperatorCommands(program: Command, deps: CliDeps): Comma
         billing?: string;
         concurrency?: number;
         flags?: string[];
+        addFlags?: string[];
+        removeFlags?: string[];
         draft?: boolean;
         json?: boolean;
       },
@@ -104,6 +122,8 @@ export function registerOperatorCommands(program: Command, deps: CliDeps): Comma
           billing: opts.billing,
           concurrency: opts.concurrency,
           flags: opts.flags,
+          addFlags: opts.addFlags,
+          removeFlags: opts.removeFlags,
           draft: opts.draft,
         });
         const v = organizationView(o);

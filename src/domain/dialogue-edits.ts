@@ -4,6 +4,7 @@
 import { AppError } from './errors.js';
 import type { JobStatus } from './jobs.js';
 import type { Transcript } from './transcriptions.js';
+import { SECTION_EXPANSION_FLAG, SEGMENT_LIPSYNC_FLAG } from './feature-flags.js';
 
 /** A word of the source transcript; times are absolute milliseconds in the source. */
 export interface SourceWord {
@@ -17,9 +18,8 @@ export type DialogueEdit =
   | { kind: 'change'; wordId: string; replacement: string; pronunciation?: string }
   | { kind: 'remove'; wordIds: string[] };
 
-/** The organization flags an API-key dialogue edit needs (lipsync org update ID --flags ...). */
-export const SEGMENT_LIPSYNC_FLAG = 'segment_lipsync';
-export const SECTION_EXPANSION_FLAG = 'section_expansion';
+/** The organization flags an API-key dialogue edit needs (domain/feature-flags.ts). */
+export { SECTION_EXPANSION_FLAG, SEGMENT_LIPSYNC_FLAG };
 
 export interface DialogueEditRequest {
   transcript: Transcript;

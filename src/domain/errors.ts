@@ -531,6 +531,12 @@ export const ERRORS = {
     'The request headers are too large.',
     'Send fewer or shorter headers.',
   ),
+  uri_too_long: entry(
+    'uri_too_long',
+    414,
+    'A path segment of the request URL is too long.',
+    'Check the URL: ids and names in a path are at most 100 characters.',
+  ),
   range_not_satisfiable: entry(
     'range_not_satisfiable',
     416,

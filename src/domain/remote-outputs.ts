@@ -46,6 +46,14 @@ export interface MeasuredOutput {
   readonly height: number | null;
   readonly hasVideo: boolean;
   readonly hasAudio: boolean;
+  /** The sha256 of the file's bytes; absent where not computed. */
+  readonly sha256?: string;
+}
+
+/** What the server decides about a job's outputs, whatever the worker was told. */
+export interface OutputRules {
+  /** The organization's plan watermarks its outputs (domain/plans.ts, watermarksOutputs). */
+  readonly watermark: boolean;
 }
 
 /** A result with the server's own figures, and the reported figures that disagreed with them. */
@@ -68,6 +76,7 @@ function differs(reported: unknown, measured: number, tolerance: number): boolea
 /** The figures of a generation's result that are stored and billed. */
 interface GenerationFigures {
   readonly outputKey: string;
+  readonly watermarkedKey: string | null;
   readonly outputDuration: number;
   readonly fps: number;
   readonly quality: Record<string, unknown>;
@@ -82,12 +91,17 @@ interface GenerationFigures {
 export function measuredGenerationResult<R extends GenerationFigures>(
   result: R,
   outputs: ReadonlyMap<string, MeasuredOutput>,
+  rules: OutputRules = { watermark: false },
 ): MeasuredResult<R> | string {
   const out = outputs.get(result.outputKey);
   if (!out?.hasVideo) return `output ${result.outputKey} holds no video`;
   if (out.durationSeconds === null || !(out.durationSeconds > 0))
     return `output ${result.outputKey} has no measurable duration`;
   if (out.fps === null) return `output ${result.outputKey} has no measurable frame rate`;
+  if (rules.watermark) {
+    const problem = watermarkProblem(result, out, outputs);
+    if (problem) return problem;
+  }
   const disagreements: MeasuredResult<R>['disagreements'] = {};
   if (differs(result.outputDuration, out.durationSeconds, DURATION_TOLERANCE_SECONDS))
     disagreements.outputDuration = { reported: result.outputDuration, measured: out.durationSeconds };
@@ -102,6 +116,34 @@ export function measuredGenerationResult<R extends GenerationFigures>(
     },
     disagreements,
   };
+}
+
+/**
+ * Why a result cannot serve a plan that watermarks its outputs: without the watermarked derivative the
+ * download would fall back to the clean output. The derivative must be another file than the clean
+ * output (other bytes), with the same picture size and duration.
+ */
+function watermarkProblem(
+  result: GenerationFigures,
+  clean: MeasuredOutput,
+  outputs: ReadonlyMap<string, MeasuredOutput>,
+): string | null {
+  const key = result.watermarkedKey;
+  if (typeof key !== 'string' || key === result.outputKey)
+    return "the organization's plan watermarks its outputs and the result has no watermarked output";
+  const marked = outputs.get(key);
+  if (!marked?.hasVideo) return `output ${key} holds no video`;
+  if (marked.width !== clean.width || marked.height !== clean.height)
+    return `output ${key} is not the same picture size as ${result.outputKey}`;
+  if (
+    marked.durationSeconds === null ||
+    clean.durationSeconds === null ||
+    Math.abs(marked.durationSeconds - clean.durationSeconds) > DURATION_TOLERANCE_SECONDS
+  )
+    return `output ${key} is not as long as ${result.outputKey}`;
+  if (marked.sha256 !== undefined && marked.sha256 === clean.sha256)
+    return `output ${key} is the clean output, not a watermarked one`;
+  return null;
 }
 
 /** The figures of a dialogue edit's result that are stored. */

@@ -2,6 +2,7 @@
 // object of a text input of POST /v2/generate (the same rules for every entry point). Pure.
 import { AppError } from './errors.js';
 import type { JobStatus } from './jobs.js';
+import { speakableText } from './spoken-text.js';
 
 /** The speech providers a voice or a request may name. */
 export type ProviderName = 'local' | 'openai' | 'elevenlabs';
@@ -17,6 +18,13 @@ export interface SynthesisSettings {
 
 export const PROVIDER_NAMES: readonly ProviderName[] = ['local', 'openai', 'elevenlabs'];
 export const SCRIPT_MAX_CHARACTERS = 5000;
+/**
+ * The most characters a script may have once numbers and symbols are spelled out: what is synthesized
+ * (and so the audio's length) is bounded, not only what is typed. Three times the typed limit leaves
+ * room for text dense with figures ("$3.50" is spoken as "three point five zero dollars"); 5,000 digits
+ * in a row (spoken one by one, about 23 minutes) do not fit.
+ */
+export const SPOKEN_MAX_CHARACTERS = 3 * SCRIPT_MAX_CHARACTERS;
 
 export interface TtsRequest {
   script: string;
@@ -58,6 +66,13 @@ export function normaliseTtsRequest(
   // Characters as people count them (code points), not UTF-16 units.
   if ([...script].length > SCRIPT_MAX_CHARACTERS)
     bad(`${prefix}script`, `${prefix}script must be at most ${SCRIPT_MAX_CHARACTERS} characters`);
+  const spoken = [...speakableText(script)].length;
+  if (spoken > SPOKEN_MAX_CHARACTERS)
+    throw new AppError('invalid_request', {
+      field: `${prefix}script`,
+      message: `${prefix}script is ${spoken} characters long once numbers and symbols are spelled out; at most ${SPOKEN_MAX_CHARACTERS} are spoken`,
+      suggestion: 'Shorten the script, or write long numbers in words or as fewer digits, then retry.',
+    });
   const voiceId = raw.voiceId;
   if (typeof voiceId !== 'string' || voiceId.trim() === '' || voiceId.length > 200)
     bad(`${prefix}voiceId`, `${prefix}voiceId is required (see GET /v2/voices)`);

@@ -41,3 +41,29 @@ export function isDeliverySuccess(status: number): boolean {
 export function isPermanentFailure(status: number): boolean {
   return status >= 400 && status < 500 && ![408, 409, 425, 429].includes(status);
 }
+
+const MASK = '***';
+
+/**
+ * A webhook URL as API responses show it: credentials in its user info and the values of its query
+ * (where receivers put tokens) masked, so that every key of the organization can see where
+ * notifications go without learning the receiver's secrets. Deliveries use the stored URL.
+ */
+export function redactedWebhookUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return MASK;
+  }
+  if (u.username) u.username = MASK;
+  if (u.password) u.password = MASK;
+  const query = u.search
+    .slice(1)
+    .split('&')
+    .filter((p) => p !== '')
+    .map((p) => (p.includes('=') ? `${p.slice(0, p.indexOf('='))}=${MASK}` : MASK));
+  u.search = query.length ? `?${query.join('&')}` : '';
+  if (u.hash) u.hash = MASK;
+  return u.href;
+}

@@ -55,6 +55,11 @@ export async function buildApp(services: Services): Promise<App> {
       connectionsCheckingInterval: connectionsCheckingInterval(config),
     },
     clientErrorHandler: handleClientError,
+    // The router's own refusals (a path parameter over 100 characters, a malformed URL) leave through
+    // the one error handler too, instead of Fastify's body. No route means no onSend hook: the request
+    // id header is set here.
+    frameworkErrors: (err, request, reply) =>
+      sendError(err, request, reply.header('x-request-id', request.id)),
     requestIdHeader: false,
     genReqId: requestIdOf,
     // Query strings and path parameters are coerced from text; bodies are not (src/http/validation.ts).

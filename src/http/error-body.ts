@@ -78,6 +78,13 @@ export function toAppError(err: unknown): AppError | null {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError('invalid_request', { message: e.message });
+    // The router's refusals, before any route runs (Fastify's frameworkErrors).
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new AppError('uri_too_long');
+    case 'FST_ERR_BAD_URL':
+      return new AppError('invalid_request', {
+        message: 'The request URL is not valid (bad percent-encoding).',
+      });
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return new AppError('unsupported_media_type', {
         message: 'This endpoint expects multipart/form-data.',

@@ -7,7 +7,7 @@ import type { Database } from '../store/schema.js';
 import type { JobRecord } from '../store/jobs.js';
 import type { FailureKind, JobStatus } from '../domain/jobs.js';
 import type { MirroredTable, MirroredValue } from '../store/job-mirror.js';
-import type { MeasuredOutput, MeasuredResult } from '../domain/remote-outputs.js';
+import type { MeasuredOutput, MeasuredResult, OutputRules } from '../domain/remote-outputs.js';
 
 /** What a run may read and write: inputs by blob key, outputs by name (attempt-scoped keys). */
 export interface JobFiles {
@@ -159,8 +159,15 @@ export interface RemoteRun<Input, Result> {
   outputKeys(result: Result): (string | null)[];
   /** How many files one attempt uploads at most (each within the plan's file size). */
   readonly maxOutputs: number;
-  /** The result with the figures the server measured from its outputs; a string: unusable outputs. */
-  measure?(result: Result, outputs: ReadonlyMap<string, MeasuredOutput>): MeasuredResult<Result> | string;
+  /**
+   * The result with the figures the server measured from its outputs; a string: unusable outputs.
+   * `rules` are the server's own decisions for the job's organization (its plan's watermark).
+   */
+  measure?(
+    result: Result,
+    outputs: ReadonlyMap<string, MeasuredOutput>,
+    rules: OutputRules,
+  ): MeasuredResult<Result> | string;
 }
 
 export type AnyJobHandler = JobHandler<any, any, any>;

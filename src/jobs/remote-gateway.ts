@@ -16,18 +16,20 @@ import type { WorkerTokenRecord } from '../store/worker-tokens.js';
 import { probeMedia } from '../media/probe.js';
 import { AppError } from '../domain/errors.js';
 import type { FailureKind } from '../domain/jobs.js';
-import { isPlan, PLAN_LIMITS } from '../domain/plans.js';
+import { isPlan, PLAN_LIMITS, watermarksOutputs } from '../domain/plans.js';
 import {
   outputBounds,
   uploadAllowance,
   type MeasuredOutput,
   type OutputBounds,
+  type OutputRules,
 } from '../domain/remote-outputs.js';
 import { JobFailure, type HandlerRegistry, type JobError } from './handler.js';
 import { ANY_KIND, type EventBus } from './event-bus.js';
 import type { JobQueue } from './queue.js';
 import { attemptPrefix, DatabaseWorkerPort, type ClaimedJob, type FailResult } from './port.js';
 import { streamToFile } from '../stream-to-file.js';
+import { sha256File } from '../file-hash.js';
 
 /** The longest a claim is held open when no work is ready. */
 export const CLAIM_WAIT_MAX_MS = 25_000;
@@ -381,6 +383,15 @@ export class RemoteGateway {
     return this.port.release(c);
   }
 
+  /**
+   * What the server decides about the job's outputs: the plan's watermark is the organization's at
+   * completion, whatever the worker was told (an organization that cannot be read: watermarked).
+   */
+  private async outputRulesOf(job: JobRecord): Promise<OutputRules> {
+    const org = await this.deps.store.organizations.findById(job.organizationId);
+    return { watermark: !org || !isPlan(org.plan) || watermarksOutputs(org.plan) };
+  }
+
   /** The result to store (with measured figures), or why it is unusable. */
   private async checkOutputs(c: ClaimedJob, result: unknown): Promise<{ result: unknown } | string> {
     if (result === null || typeof result !== 'object') return 'the result is not an object';
@@ -411,6 +422,7 @@ export class RemoteGateway {
           height: probe.video?.height ?? null,
           hasVideo: probe.video !== null,
           hasAudio: probe.audio !== null,
+          sha256: await sha256File(path),
         });
       } catch (err) {
         return `output ${key} is not readable media: ${(err as Error).message}`;
@@ -419,9 +431,10 @@ export class RemoteGateway {
       }
     }
     if (!remote?.measure) return { result };
+    const rules = await this.outputRulesOf(c.job);
     let m: ReturnType<NonNullable<typeof remote.measure>>;
     try {
-      m = remote.measure(result as never, measured);
+      m = remote.measure(result as never, measured, rules);
     } catch {
       return 'the result lacks its figures';
     }

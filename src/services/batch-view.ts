@@ -2,6 +2,7 @@
 // camelCase outputUrl and webhookUrl, as the public API mixes them), and one line of its results file.
 import type { BatchRecord, BatchResultRow } from '../store/batches.js';
 import { pendingCount, type BatchStatus } from '../domain/batches.js';
+import { redactedWebhookUrl } from '../domain/webhooks.js';
 
 export interface BatchView {
   id: string;
@@ -34,7 +35,7 @@ export function batchView(b: BatchRecord, outputUrl: string): BatchView {
       pending_count: pendingCount(b),
     },
     outputUrl,
-    webhookUrl: b.webhookUrl,
+    webhookUrl: b.webhookUrl === null ? null : redactedWebhookUrl(b.webhookUrl),
     updated_at: b.updatedAt,
     finished_at: b.finishedAt,
     canceled_at: b.canceledAt,

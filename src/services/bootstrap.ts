@@ -1,6 +1,9 @@
-// First start with an empty database: a default organization and an owner key, printed once.
+// First start with an empty database: a default organization and an owner key, printed once. The
+// server is the owner's own, so its organization has every feature: rollout flags are for operators
+// who serve many organizations.
 import type { Services } from './index.js';
 import type { Organization } from '../store/organizations.js';
+import { ROLLOUT_FLAGS } from '../domain/feature-flags.js';
 
 export async function bootstrapFirstOrganization(
   services: Services,
@@ -10,6 +13,7 @@ export async function bootstrapFirstOrganization(
     name: 'Default organization',
     plan: 'enterprise',
     billing: 'usd',
+    flags: [...ROLLOUT_FLAGS],
   });
   const created = await services.apiKeys.create({
     organizationId: organization.id,
@@ -17,4 +21,29 @@ export async function bootstrapFirstOrganization(
     role: 'owner',
   });
   return { organization, key: created.key };
+}
+
+/** What the first start prints: the key (shown once), a request that uses it, local webhooks. */
+export function firstStartBanner(
+  first: { organization: Organization; key: string },
+  opts: { publicUrl: string; allowPrivateUrls: boolean },
+): string[] {
+  return [
+    '',
+    `First start: created organization "${first.organization.name}" (${first.organization.id}) and an owner API key.`,
+    'This key is shown only once; keep it somewhere safe:',
+    '',
+    '  ' + first.key,
+    '',
+    'Try it:',
+    `  curl -H "x-api-key: ${first.key}" ${opts.publicUrl}/v2/projects`,
+    '',
+    ...(opts.allowPrivateUrls
+      ? ['Webhook and media URLs may reach this machine and private networks (LIPSYNC_ALLOW_PRIVATE_URLS).']
+      : [
+          'Local development: webhook and media URLs on this machine or a private network (localhost,',
+          '10.x, 192.168.x) are refused; start the server with LIPSYNC_ALLOW_PRIVATE_URLS=true to allow them.',
+        ]),
+    '',
+  ];
 }

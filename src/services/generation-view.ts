@@ -1,5 +1,6 @@
 // The Generation resource as clients see it (spec fields plus the official client's names).
 import type { GenerationRecord } from '../store/generations.js';
+import { redactedWebhookUrl } from '../domain/webhooks.js';
 
 export interface GenerationViewOptions {
   outputUrl: string | null;
@@ -68,7 +69,7 @@ export function generationView(g: GenerationRecord, o: GenerationViewOptions): G
     status: g.status,
     model: g.model,
     input: inputView(g.input),
-    webhookUrl: g.webhookUrl,
+    webhookUrl: g.webhookUrl === null ? null : redactedWebhookUrl(g.webhookUrl),
     options: g.options,
     segments: g.segments ?? undefined,
     outputUrl: o.outputUrl,

@@ -4,13 +4,19 @@ import type { Store } from '../store/index.js';
 import type { Organization } from '../store/organizations.js';
 import { isPlan, type BillingMode, type Plan, BILLING_MODES } from '../domain/plans.js';
 import { AppError } from '../domain/errors.js';
+import { changedFlags } from '../domain/feature-flags.js';
 
 export interface OrganizationInput {
   name?: string;
   plan?: string;
   billing?: string;
   concurrency?: number | null;
+  /** Replaces the whole set. */
   flags?: string[];
+  /** Added to the current set (update only). */
+  addFlags?: string[];
+  /** Removed from the current set (update only). */
+  removeFlags?: string[];
   draft?: boolean;
 }
 
@@ -37,11 +43,7 @@ function validate(input: OrganizationInput): void {
       message: 'concurrency must be an integer from 1 to 10000',
     });
   }
-  for (const f of input.flags ?? []) {
-    if (!/^[a-z0-9_.-]{1,64}$/i.test(f)) {
-      throw new AppError('invalid_request', { field: 'flags', message: `invalid flag ${JSON.stringify(f)}` });
-    }
-  }
+  changedFlags([], { set: input.flags, add: input.addFlags, remove: input.removeFlags });
 }
 
 export function newWebhookSecret(): string {
@@ -60,7 +62,7 @@ export class OrganizationService {
       plan: input.plan as Plan,
       billing: (input.billing ?? 'usd') as BillingMode,
       concurrencyLimit: input.concurrency ?? null,
-      flags: [...new Set(input.flags ?? [])],
+      flags: changedFlags([], { set: input.flags, add: input.addFlags }),
       flagsReadable: true,
       draft: input.draft ?? false,
       webhookSecret: newWebhookSecret(),
@@ -80,7 +82,8 @@ export class OrganizationService {
       plan: (input.plan as Plan | undefined) ?? org.plan,
       billing: (input.billing as BillingMode | undefined) ?? org.billing,
       concurrencyLimit: input.concurrency === undefined ? org.concurrencyLimit : input.concurrency,
-      flags: input.flags ? [...new Set(input.flags)] : org.flags,
+      flags: changedFlags(org.flags, { set: input.flags, add: input.addFlags, remove: input.removeFlags }),
+      flagsReadable: true,
       draft: input.draft ?? org.draft,
       updatedAt: new Date().toISOString(),
     };

@@ -15,9 +15,11 @@ import { AppError } from '../domain/errors.js';
 import { fingerprint } from '../domain/idempotency.js';
 import { isUuid } from '../domain/ids.js';
 import { normaliseTtsRequest } from '../domain/tts.js';
+import { TTS_ASYNC_FLAG } from '../domain/feature-flags.js';
 
-/** The organization flag of the asynchronous rollout (lipsync org update ID --flags tts_async). */
-export const TTS_ASYNC_FLAG = 'tts_async';
+/** The organization flag of the asynchronous rollout (domain/feature-flags.ts). */
+export { TTS_ASYNC_FLAG };
+
 const SCOPE = 'tts_jobs';
 
 export interface TtsSpeech {

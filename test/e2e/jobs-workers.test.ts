@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { createDeployment, startServer, type TestDeployment, type TestServer } from '../helpers/index.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
@@ -140,9 +140,17 @@ describe(`several worker processes on one queue (${DB})`, { timeout: 300_000 }, 
     return { job, holder, other: workers.filter((w) => w !== holder) };
   }
 
-  /** What is left in the deployment's temporary folder. */
+  /**
+   * The files left in the deployment's temporary folder. The owner markers and the processes' own
+   * (empty) job folders are not leftovers (src/app/scratch.ts).
+   */
   async function tempEntries(): Promise<string[]> {
-    return readdir(join(dep.dataDir, 'tmp')).catch(() => []);
+    const root = join(dep.dataDir, 'tmp');
+    const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
+    return entries
+      .filter((e) => !e.isDirectory())
+      .map((e) => relative(root, join(e.parentPath ?? e.path, e.name)))
+      .filter((p) => !p.startsWith('.owners'));
   }
 
   /** The output is downloadable, has video and audio and lasts `seconds`. */

@@ -46,6 +46,8 @@ describe(`server and CLI (${process.env.TEST_DATABASE ?? 'sqlite'})`, { timeout:
     assert.ok(curl, 'no curl line');
     assert.ok(curl.includes(`x-api-key: ${ownerKey}`));
     assert.ok(curl.includes(`${server.url}/v2/projects`), curl);
+    // Local development: where webhooks to localhost are allowed.
+    assert.match(out, /LIPSYNC_ALLOW_PRIVATE_URLS=true/);
   });
 
   test('the printed key works over HTTP', async () => {
@@ -104,6 +106,29 @@ describe(`server and CLI (${process.env.TEST_DATABASE ?? 'sqlite'})`, { timeout:
     assert.match(s2.secret, /^whsec_/);
     assert.notEqual(s2.secret, s1.secret);
     assert.equal((await cli('org', 'secret', org.id)).secret, s2.secret);
+  });
+
+  test('org update adds and removes flags without replacing the set, and prints the result', async () => {
+    const list = await cli<{ organizations: { name: string; flags: string[] }[] }>('org', 'list');
+    const first = list.organizations.find((o) => o.name === 'Default organization')!;
+    assert.deepEqual([...first.flags].sort(), ['section_expansion', 'segment_lipsync', 'tts_async']);
+
+    const org = await cli('org', 'create', '--name', 'Flags Co', '--flags', 'a,b');
+    assert.deepEqual((await cli('org', 'update', org.id, '--add-flags', 'tts_async,a')).flags, [
+      'a',
+      'b',
+      'tts_async',
+    ]);
+    assert.deepEqual((await cli('org', 'update', org.id, '--remove-flags', 'a')).flags, ['b', 'tts_async']);
+    const text = await runCli(['org', 'update', org.id, '--add-flags', 'c'], { env: { ...dep.env } });
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /flags=b,tts_async,c/);
+    const both = await runCli(['org', 'update', org.id, '--flags', 'x', '--add-flags', 'y'], {
+      env: { ...dep.env },
+    });
+    assert.equal(both.code, 2, both.stdout);
+    assert.match(both.stderr, /--flags/);
+    assert.deepEqual((await cli('org', 'update', org.id, '--flags', 'x')).flags, ['x']);
   });
 
   test('a key created by the CLI works on the running server at once; a revoked one fails at once', async () => {

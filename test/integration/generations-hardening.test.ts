@@ -340,18 +340,24 @@ describe(`generation hardening (${DB})`, { timeout: 300_000 }, () => {
           'webhookUrl',
         );
         assertNoInternals(JSON.stringify(b), `the answer for ${url}`);
+        // The setting that allows it is named, except where it would not help (metadata; port 9 is
+        // refused on every address).
+        if (url.includes('169.254.169.254') || url.includes(':9/'))
+          assert.doesNotMatch(String(b.suggestion), /LIPSYNC_ALLOW_PRIVATE_URLS/);
+        else assert.match(String(b.suggestion), /LIPSYNC_ALLOW_PRIVATE_URLS=true/, url);
       }
       assert.equal(await count('generations', org.organization.id), before);
     });
 
     test('the cloud metadata address is refused even with LIPSYNC_ALLOW_PRIVATE_URLS', async () => {
       const before = await count('generations', org.organization.id);
-      assertError(
+      const b = assertError(
         await postGenerate(t.app, org.owner.headers, body('http://169.254.169.254/latest/meta-data/')),
         422,
         'invalid_request',
         'webhookUrl',
       );
+      assert.doesNotMatch(String(b.suggestion), /LIPSYNC_ALLOW_PRIVATE_URLS/);
       assert.equal(await count('generations', org.organization.id), before);
     });
 
@@ -360,6 +366,33 @@ describe(`generation hardening (${DB})`, { timeout: 300_000 }, () => {
       assert.equal(res.statusCode, 201, res.body);
       assert.equal(res.json().webhookUrl, 'https://hooks.example.invalid/x');
       await t.services.generations.cancel(res.json().id as string);
+    });
+
+    test("a webhook URL's credentials and query values are masked in every response", async () => {
+      const url = 'https://hook-user:hook-pass@hooks.example.invalid/in?token=tok-secret';
+      const shown = 'https://***:***@hooks.example.invalid/in?token=***';
+      const res = await postGenerate(guarded.app, org.owner.headers, body(url));
+      assert.equal(res.statusCode, 201, res.body);
+      const id = res.json().id as string;
+      assert.equal(res.json().webhookUrl, shown);
+      const read = await guarded.app.inject({
+        method: 'GET',
+        url: `/v2/generate/${id}`,
+        headers: org.owner.headers,
+      });
+      assert.equal(read.json().webhookUrl, shown);
+      // Deliveries still go to the stored URL.
+      assert.equal((await t.services.store.generations.findAny(id))!.webhookUrl, url);
+      await t.services.generations.cancel(id);
+      const log = await guarded.app.inject({
+        method: 'GET',
+        url: `/v2/generations/${id}/webhook-deliveries`,
+        headers: org.owner.headers,
+      });
+      assert.equal(log.statusCode, 200, log.body);
+      assert.ok(log.json().length >= 1, log.body);
+      for (const d of log.json()) assert.equal(d.url, shown);
+      assert.doesNotMatch(read.body + log.body, /hook-pass|tok-secret|hook-user/);
     });
   });
 

@@ -141,6 +141,27 @@ describe(`HTTP error handling (${process.env.TEST_DATABASE ?? 'sqlite'})`, () =>
     assert.notEqual(a.headers['x-request-id'], b.headers['x-request-id']);
   });
 
+  test("the router's refusals (a path parameter too long, a malformed URL) are catalogue errors", async () => {
+    const long = await t.app.inject({
+      method: 'GET',
+      url: `/v2/generations/${'a'.repeat(300)}`,
+      headers: org.owner.headers,
+    });
+    assert.equal(long.statusCode, 414, long.body);
+    assertErrorBody(long.json(), 414, 'uri_too_long');
+    assert.doesNotMatch(long.body, /FST_|aaaaaaaaaa/);
+    assert.ok(long.headers['x-request-id']);
+
+    const bad = await t.app.inject({
+      method: 'GET',
+      url: '/v2/generations/%E0%A4%A',
+      headers: org.owner.headers,
+    });
+    assert.equal(bad.statusCode, 400, bad.body);
+    assertErrorBody(bad.json(), 400, 'invalid_request');
+    assert.doesNotMatch(bad.body, /FST_/);
+  });
+
   test('a malformed JSON body is 400 invalid_request', async () => {
     const res = await t.app.inject({
       method: 'POST',

@@ -126,6 +126,14 @@ describe(`speech API (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
       400,
       'invalid_request',
     );
+    // Within 5,000 typed characters, but spoken one digit at a time it would last over 20 minutes.
+    const digits = assertError(
+      await call(org, 'POST', '/v2/tts', { script: '9'.repeat(5000), voiceId: 'slt-hts' }),
+      400,
+      'invalid_request',
+    );
+    assert.equal(digits.field, 'script');
+    assert.match(digits.message, /spelled out/);
     assertError(
       await call(org, 'POST', '/v2/tts', { script: '   ', voiceId: 'slt-hts' }),
       400,

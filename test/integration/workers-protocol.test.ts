@@ -6,7 +6,9 @@
 // operator's cap (refused while streaming), and the result's figures measured from the output.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import {
   createOrgWithKey,
@@ -27,6 +29,7 @@ import {
 import { WorkerTokenService } from '../../src/services/worker-tokens.js';
 import { HttpWorkerPort } from '../../src/jobs/http-worker-port.js';
 import { JobFailure } from '../../src/jobs/handler.js';
+import { watermarkVideo } from '../../src/media/watermark.js';
 
 const MiB = 1024 * 1024;
 /** The operator's cap on one attempt's uploads in this suite (LIPSYNC_WORKER_UPLOAD_MAX_BYTES). */
@@ -544,5 +547,51 @@ describe(`remote worker protocol (${DB})`, { timeout: 180_000 }, () => {
     assert.ok(Math.abs(Number(usage[0]!.seconds) - facts.duration) < 0.01, `billed ${usage[0]!.seconds} s`);
     assert.equal(Number(usage[0]!.frames), Math.ceil(facts.duration * 25 - 1e-9));
     assert.ok(Number(usage[0]!.cost) > 0, 'priced at the measured figures (false ones priced it at nothing)');
+  });
+  test("a free plan's watermark is the server's rule: a result without a watermarked output is refused", async () => {
+    const free = await createOrgWithKey(t.services, { plan: 'free' });
+    const [v, a] = await Promise.all([
+      uploadAsset(t.app, free.owner.headers, m.video),
+      uploadAsset(t.app, free.owner.headers, m.audioShort),
+    ]);
+    const tokenW = (await tokens.create('w')).token;
+    const clean = await readFile(m.video);
+    const dir = await mkdtemp(join(tmpdir(), 'wm-test-'));
+    try {
+      const markedPath = join(dir, 'marked.mp4');
+      await watermarkVideo(m.video, markedPath, { format: 'mp4' });
+      const marked = await readFile(markedPath);
+      const complete = (c: Claim, outputKey: string, watermarkedKey: string | null) =>
+        call(tokenW, c, 'complete', {
+          result: { outputKey, watermarkedKey, outputDuration: 2, fps: 25, quality: {} },
+        });
+
+      // Three attempts of one generation (the free plan runs one at a time). The watermark skipped:
+      // only the clean output.
+      const id = await generateFor(free, v, a);
+      const skipped = await claimOwn(tokenW, id);
+      const out1 = (await put(tokenW, skipped, 'output.mp4', clean)).json().key as string;
+      const r1 = await complete(skipped, out1, null);
+      assert.equal(r1.json().outcome, 'rejected', r1.body);
+      assert.match(r1.json().reason, /no watermarked output/);
+
+      // The clean bytes under the watermarked name; then a real derivative.
+      const faked = await claimOwn(tokenW, id);
+      const out2 = (await put(tokenW, faked, 'output.mp4', clean)).json().key as string;
+      const copy = (await put(tokenW, faked, 'preview.mp4', clean)).json().key as string;
+      const r2 = await complete(faked, out2, copy);
+      assert.equal(r2.json().outcome, 'rejected', r2.body);
+      assert.match(r2.json().reason, /is the clean output/);
+
+      const honest = await claimOwn(tokenW, id);
+      const out3 = (await put(tokenW, honest, 'output.mp4', clean)).json().key as string;
+      const wm = (await put(tokenW, honest, 'preview.mp4', marked)).json().key as string;
+      const r3 = await complete(honest, out3, wm);
+      assert.deepEqual(r3.json(), { outcome: 'completed' }, r3.body);
+      const row = await t.services.store.generations.findAny(id);
+      assert.equal(row?.watermarkedKey, wm);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../services/index.js';
 import { requireAuth } from '../gatekeeper.js';
+import { redactedWebhookUrl } from '../../domain/webhooks.js';
 import { IdParams, Nullable, errorResponses } from '../schemas/common.js';
 
 const Attempt = Type.Object({
@@ -45,7 +46,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox<{ services: Servic
       return log.deliveries.map((d) => ({
         id: d.id,
         event: d.event,
-        url: d.url,
+        url: redactedWebhookUrl(d.url),
         status: d.status,
         nextAttemptAt: d.status === 'pending' ? d.nextAttemptAt : null,
         createdAt: d.createdAt,

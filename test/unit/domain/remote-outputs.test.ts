@@ -84,6 +84,39 @@ describe('measured results', () => {
     assert.match(String(measuredGenerationResult(result, new Map())), /holds no video/);
   });
 
+  test('a plan that watermarks: the result needs a watermarked output of its own, else it is refused', () => {
+    const marked = { ...result, watermarkedKey: 'jobs/j/t/preview.mp4' };
+    const outs = (m: Partial<MeasuredOutput> = {}) =>
+      new Map([
+        [result.outputKey, video({ sha256: 'clean' })],
+        [marked.watermarkedKey, video({ sha256: 'marked', ...m })],
+      ]);
+    const wm = { watermark: true };
+    assert.ok(typeof measuredGenerationResult(marked, outs(), wm) !== 'string');
+    // Skipped: no watermarked output, or the clean output named as one.
+    assert.match(
+      String(measuredGenerationResult(result, new Map([[result.outputKey, video()]]), wm)),
+      /no watermarked output/,
+    );
+    assert.match(
+      String(measuredGenerationResult({ ...result, watermarkedKey: result.outputKey }, outs(), wm)),
+      /no watermarked output/,
+    );
+    // The clean bytes uploaded under the watermarked name, or a file that is not its derivative.
+    assert.match(
+      String(measuredGenerationResult(marked, outs({ sha256: 'clean' }), wm)),
+      /is the clean output/,
+    );
+    assert.match(String(measuredGenerationResult(marked, outs({ width: 128 }), wm)), /picture size/);
+    assert.match(String(measuredGenerationResult(marked, outs({ durationSeconds: 1 }), wm)), /not as long/);
+    assert.match(String(measuredGenerationResult(marked, outs({ hasVideo: false }), wm)), /holds no video/);
+    // A plan without a watermark takes a result without one.
+    const paid = measuredGenerationResult(result, new Map([[result.outputKey, video()]]), {
+      watermark: false,
+    });
+    assert.ok(typeof paid !== 'string');
+  });
+
   test("a dialogue edit's preview duration is the file's", () => {
     const r = { previewKey: 'jobs/j/t/preview.wav', previewDurationMs: 1, outcome: {} };
     const wav = video({ durationSeconds: 3.2105, hasVideo: false, fps: null, width: null, height: null });

@@ -67,6 +67,8 @@ export async function start(
       out('');
       out('Try it:');
       out(`  curl -H "x-api-key: ${first.key}" ${base}/v2/projects`);
+      out('Or save it for the lipsync command (any folder):');
+      out(`  lipsync login --server ${base} --key ${first.key}`);
       out('');
     }
   }

@@ -26,4 +26,5 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 fi
 [ -f dist/cli/index.js ] || npm run build
 
-exec node bin/lipsync.js serve
+# --create: the first start makes the database in ./data (operator commands refuse to create one unasked).
+exec node bin/lipsync.js serve --create

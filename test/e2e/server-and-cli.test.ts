@@ -46,6 +46,9 @@ describe(`server and CLI (${process.env.TEST_DATABASE ?? 'sqlite'})`, { timeout:
     assert.ok(curl, 'no curl line');
     assert.ok(curl.includes(`x-api-key: ${ownerKey}`));
     assert.ok(curl.includes(`${server.url}/v2/projects`), curl);
+    // And how to save it for the lipsync command.
+    const login = out.split('\n').find((l) => l.includes('lipsync login '));
+    assert.ok(login?.includes(`--server ${server.url} --key ${ownerKey}`), login);
   });
 
   test('the printed key works over HTTP', async () => {

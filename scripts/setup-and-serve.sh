@@ -53,4 +53,5 @@ if [ ! -f dist/cli/index.js ]; then
 fi
 
 echo "[setup] ready in $((SECONDS - setup_started)) s; starting the server"
-exec node bin/lipsync.js serve
+# --create: the first start makes the database in ./data (operator commands refuse to create one unasked).
+exec node bin/lipsync.js serve --create

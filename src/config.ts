@@ -423,10 +423,17 @@ export const ENV_VARIABLES = {
 
   LIPSYNC_SERVER: {
     group: 'cli',
-    schema: textVar('The server client commands talk to (instead of `--server`).'),
+    schema: textVar(
+      'The server of client commands; `--server` overrides it, it overrides the saved `lipsync login`.',
+    ),
     defaultText: '`http://127.0.0.1:$PORT`',
   },
-  LIPSYNC_API_KEY: { group: 'cli', schema: textVar('The API key of client commands (instead of `--key`).') },
+  LIPSYNC_API_KEY: {
+    group: 'cli',
+    schema: textVar(
+      'The API key of client commands; `--key` overrides it, it overrides the saved `lipsync login`.',
+    ),
+  },
   LIPSYNC_WORKER_TOKEN: {
     group: 'cli',
     schema: textVar('The token of `lipsync worker --server` (instead of `--token`).'),

@@ -9,11 +9,10 @@ import { Option, type Command } from 'commander';
 import { ProgressBar } from './generate.js';
 import {
   apiError,
-  apiKey,
-  client,
+  apiFrom,
   ClientError,
   download,
-  serverUrl,
+  connectionOptions,
   sleep,
   usageError,
   type Api,
@@ -45,13 +44,8 @@ const STATUSES = ['PENDING', 'JOBS_CREATED', 'PROCESSING', 'COMPLETED', 'FAILED'
 const ENDED = new Set(['COMPLETED', 'FAILED']);
 
 function apiOptions(cmd: Command): Command {
-  return cmd
-    .option('--server <url>', 'server base URL (default $LIPSYNC_SERVER or http://127.0.0.1:$PORT)')
-    .option('--key <key>', 'API key (default $LIPSYNC_API_KEY)')
-    .option('--json', 'print one JSON object');
+  return connectionOptions(cmd).option('--json', 'print one JSON object');
 }
-
-const apiFrom = (opts: ApiOpts): Api => client(serverUrl(opts.server), apiKey(opts.key));
 
 /** The batch as printed: everything but the signed outputUrl. */
 function shown(b: Batch): Record<string, unknown> {

@@ -7,12 +7,11 @@ import { readFile, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import {
   apiError,
-  apiKey,
-  client,
+  apiFrom,
   ClientError,
   download,
   retryAfterSeconds,
-  serverUrl,
+  connectionOptions,
   sleep,
   StatusLine,
   uploadAsset,
@@ -151,7 +150,7 @@ async function dialogue(video: string, opts: DialogueOpts) {
   const changes = (opts.change ?? []).map(parseChange);
   const ranges = (opts.remove ?? []).map(parseRemove);
   if (!changes.length && !ranges.length) throw usageError('give at least one --change or --remove');
-  const api = client(serverUrl(opts.server), apiKey(opts.key));
+  const api = apiFrom(opts);
   let transcript = opts.transcript ? await readTranscriptFile(opts.transcript) : null;
   if (transcript) ranges.forEach((r) => expandRemove(r, transcript as Transcript));
   const line = opts.json ? null : new StatusLine();
@@ -238,10 +237,7 @@ async function render(
 }
 
 function apiOptions(cmd: Command): Command {
-  return cmd
-    .option('--server <url>', 'server base URL (default $LIPSYNC_SERVER or http://127.0.0.1:$PORT)')
-    .option('--key <key>', 'API key (default $LIPSYNC_API_KEY)')
-    .option('--json', 'print one JSON object (no progress)');
+  return connectionOptions(cmd).option('--json', 'print one JSON object (no progress)');
 }
 
 export function registerDialogueCommands(program: Command, print: Print): void {
@@ -257,7 +253,7 @@ export function registerDialogueCommands(program: Command, print: Print): void {
       .option('--out <file>', 'also write the whole job as JSON (for `lipsync dialogue --transcript`)'),
   ).action(async (file: string, opts: ApiOpts & { start?: string; end?: string; out?: string }) => {
     const window = { startMs: nonNegativeInt('start', opts.start), endMs: nonNegativeInt('end', opts.end) };
-    const api = client(serverUrl(opts.server), apiKey(opts.key));
+    const api = apiFrom(opts);
     const asset = await uploadAsset(api, file);
     const job = await transcribe(api, asset, window, opts.json ? null : new StatusLine());
     if (opts.out) await writeFile(opts.out, JSON.stringify(job, null, 2) + '\n');

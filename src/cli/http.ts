@@ -5,29 +5,51 @@ import { openAsBlob } from 'node:fs';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { Command } from 'commander';
 import { streamToFile } from '../stream-to-file.js';
+import { sha256File } from '../file-hash.js';
+import { ClientError, usageError } from './client-error.js';
+import { readSavedLogin } from './user-config.js';
 
-/**
- * A failure the command reports on stderr ("lipsync: message") and exits with: 1 for what went wrong
- * at the server or with files, 2 for bad usage. `details` go into its --json object.
- */
-export class ClientError extends Error {
-  constructor(
-    message: string,
-    readonly details: Record<string, unknown> = {},
-    readonly exitCode: 1 | 2 = 1,
-  ) {
-    super(message);
-  }
+export { ClientError, usageError } from './client-error.js';
+
+/** Help of --server and --key: what each falls back to (docs/cli.md, "Connection"). */
+export const SERVER_HELP =
+  'server base URL (default $LIPSYNC_SERVER, else the `lipsync login` server, else http://127.0.0.1:$PORT)';
+export const KEY_HELP =
+  'API key (default $LIPSYNC_API_KEY, else the `lipsync login` key when talking to its server)';
+
+/** Adds --server and --key to a client command. */
+export function connectionOptions(cmd: Command): Command {
+  return cmd.option('--server <url>', SERVER_HELP).option('--key <key>', KEY_HELP);
 }
 
-export const usageError = (message: string) => new ClientError(message, {}, 2);
+const sameServer = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 
-/** The API key of the API commands: --key, else $LIPSYNC_API_KEY. */
-export function apiKey(given?: string): string {
-  const key = given ?? process.env.LIPSYNC_API_KEY;
-  if (!key) throw usageError('an API key is needed: --key or LIPSYNC_API_KEY');
-  return key;
+/**
+ * The server and key of a client command. Each comes from its flag, else its environment variable,
+ * else the saved login (`lipsync login`); the server last from this machine's $PORT. The saved key
+ * is only ever sent to the saved server: naming another server needs its own key.
+ */
+export function connection(given: { server?: string; key?: string }): { server: string; key: string } {
+  const explicitServer = given.server ?? process.env.LIPSYNC_SERVER;
+  const explicitKey = given.key ?? process.env.LIPSYNC_API_KEY;
+  const saved = explicitServer !== undefined && explicitKey !== undefined ? null : readSavedLogin();
+  const server = explicitServer ?? saved?.server ?? `http://127.0.0.1:${process.env.PORT ?? '8080'}`;
+  const key = explicitKey ?? (saved && sameServer(saved.server, server) ? saved.key : undefined);
+  if (!key)
+    throw usageError(
+      saved
+        ? `an API key is needed for ${server} (the saved login is for ${saved.server}): --key or LIPSYNC_API_KEY`
+        : 'an API key is needed: --key, LIPSYNC_API_KEY or `lipsync login --server URL --key KEY`',
+    );
+  return { server, key };
+}
+
+/** The client of a command's --server and --key (see `connection`). */
+export function apiFrom(given: { server?: string; key?: string }): Api {
+  const c = connection(given);
+  return client(c.server, c.key);
 }
 
 export interface ApiResponse {
@@ -39,11 +61,6 @@ export interface ApiResponse {
 
 export interface Api {
   (method: string, path: string, body?: unknown, extraHeaders?: Record<string, string>): Promise<ApiResponse>;
-}
-
-/** The server the API commands talk to: --server, else $LIPSYNC_SERVER, else this machine's $PORT. */
-export function serverUrl(given?: string): string {
-  return given ?? process.env.LIPSYNC_SERVER ?? `http://127.0.0.1:${process.env.PORT ?? '8080'}`;
 }
 
 export function client(server: string, key: string): Api {
@@ -84,27 +101,38 @@ export function apiError(what: string, r: { status: number; json: any; text: str
   });
 }
 
-/** Uploads a local file as an asset (POST /v2/assets/upload); returns the asset's id. */
+/** A local file as an asset (uploaded unless this key uploaded the same bytes before); its id. */
 export async function uploadFile(api: Api, path: string): Promise<string> {
   return (await uploadAsset(api, path)).id;
 }
 
-/** Uploads a local file as an asset; its id, its type as the server detected it, and its signed URL. */
+/**
+ * A local file as an asset: its id, its type as the server detected it, and its signed URL. A file
+ * this key uploaded before (same SHA-256, GET /v2/assets/uploaded) is reused instead of sent again;
+ * `reused` says which happened.
+ */
 export async function uploadAsset(
   api: Api,
   path: string,
-): Promise<{ id: string; type: string; url: string }> {
+): Promise<{ id: string; type: string; url: string; reused: boolean }> {
   let blob: Blob;
+  let digest: string;
   try {
     blob = await openAsBlob(path);
+    digest = await sha256File(path);
   } catch (err) {
     throw new ClientError(`cannot read ${path}: ${(err as Error).message}`);
   }
+  const found = await api('GET', `/v2/assets/uploaded?contentSha256=${digest}`);
+  // A server without the lookup (or any failure of it) only costs the upload.
+  const known = found.status === 200 ? found.json?.asset : null;
+  if (known?.id)
+    return { id: String(known.id), type: String(known.type), url: String(known.url ?? ''), reused: true };
   const form = new FormData();
   form.append('file', blob, basename(path));
   const r = await api('POST', '/v2/assets/upload', form);
   if (r.status !== 201) throw apiError(`uploading ${path}`, r);
-  return { id: r.json.id as string, type: String(r.json.type), url: String(r.json.url ?? '') };
+  return { id: r.json.id as string, type: String(r.json.type), url: String(r.json.url ?? ''), reused: false };
 }
 
 /** Streams a (signed) URL to a file. The URL is never part of the message: it grants access. */

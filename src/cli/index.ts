@@ -1,5 +1,8 @@
-// The `lipsync` command. Every command works on the configured database; --json prints exactly one
-// JSON object on stdout (human-readable text otherwise).
+// The `lipsync` command. Operator commands (serve, worker, migrate, org, key, …) open the configured
+// database; client commands (generate, generation get, tts, …) talk to a running server. --json
+// prints exactly one JSON object on stdout (human-readable text otherwise).
+import { existsSync } from 'node:fs';
+import { relative } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { loadConfig, ConfigError, type Config } from '../config.js';
 import { createLogger } from '../logger.js';
@@ -8,7 +11,10 @@ import type { Services } from '../services/index.js';
 import { AppError } from '../domain/errors.js';
 import { start, stopOnSignals } from '../main.js';
 import { generate, ProgressBar, qualityText } from './generate.js';
-import { ClientError, serverUrl } from './http.js';
+import { ClientError, connection, connectionOptions, usageError } from './http.js';
+import { sqliteFile } from '../store/database.js';
+import { registerGenerationCommands } from './generations.js';
+import { registerLoginCommands } from './login.js';
 import { registerSpeechCommands } from './speech.js';
 import { registerDialogueCommands } from './dialogue.js';
 import { registerOperatorCommands } from './operator.js';
@@ -34,18 +40,39 @@ function fail(json: boolean, message: string, code = 1): never {
   throw new CliExit(code);
 }
 
-async function withServices<T>(fn: (s: Services, config: Config) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  // Commands log only warnings so that --json output stays the one object on stdout.
-  const services = await createServices(
-    config,
-    createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel).child({}, {}),
+/**
+ * Operator commands must not leave an empty database behind in whatever folder they were typed in:
+ * without DATABASE_URL or an explicit LIPSYNC_DATA_DIR, the default ./data must already hold one,
+ * unless --create asks for a new one.
+ */
+function requireDatabase(config: Config, create: boolean): void {
+  if (create || config.databaseUrl || process.env.LIPSYNC_DATA_DIR) return;
+  const file = sqliteFile(config.dataDir);
+  if (existsSync(file)) return;
+  throw usageError(
+    `no database here (${relative(process.cwd(), file)} does not exist). Run operator commands where ` +
+      'the server keeps its data, or set LIPSYNC_DATA_DIR or DATABASE_URL; --create starts a new ' +
+      'database in this folder. Client commands need none: lipsync login --server URL --key KEY',
   );
-  try {
-    return await fn(services, config);
-  } finally {
-    await services.close();
-  }
+}
+
+type WithServices = <T>(fn: (s: Services, config: Config) => Promise<T>) => Promise<T>;
+
+function servicesOf(create: () => boolean): WithServices {
+  return async (fn) => {
+    const config = loadConfig();
+    requireDatabase(config, create());
+    // Commands log only warnings so that --json output stays the one object on stdout.
+    const services = await createServices(
+      config,
+      createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel).child({}, {}),
+    );
+    try {
+      return await fn(services, config);
+    } finally {
+      await services.close();
+    }
+  };
 }
 
 /** `lipsync worker --server URL --token T`: a worker that holds no database or storage credentials. */
@@ -66,13 +93,20 @@ export function buildProgram(): Command {
   const program = new Command('lipsync')
     .description('Self-hosted lip-sync generation service')
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    .option(
+      '--create',
+      'let a command that opens the database create a new one in ./data (else refused where none exists)',
+    );
+  const create = () => program.opts<{ create?: boolean }>().create === true;
+  const withServices = servicesOf(create);
 
   program
     .command('serve')
     .description('run the API server (and the in-process worker unless LIPSYNC_ROLE=api)')
     .action(async () => {
       const config = loadConfig();
+      requireDatabase(config, create());
       const running = await start(config);
       stopOnSignals(
         (signal) => running.stop({ drainMs: signal === 'SIGTERM' ? config.shutdownDrainMs : 0 }),
@@ -103,6 +137,7 @@ export function buildProgram(): Command {
         await runRemoteWorker(config, opts.server, opts.token ?? process.env.LIPSYNC_WORKER_TOKEN);
         return;
       }
+      requireDatabase(config, create());
       const running = await start(config);
       stopOnSignals(() => running.stop(), {
         timeoutMs: config.shutdownTimeoutMs,
@@ -111,8 +146,7 @@ export function buildProgram(): Command {
       });
     });
 
-  program
-    .command('generate')
+  connectionOptions(program.command('generate'))
     .description(
       'lip-sync a video (or image) to an audio file or to text through a running server: uploads local files, shows progress, downloads the output',
     )
@@ -137,8 +171,6 @@ export function buildProgram(): Command {
     .option('--temperature <t>', 'expressiveness 0..1', (v) => Number(v))
     .option('--options <json>', 'more generation options as a JSON object (merged last)')
     .option('--out <file>', 'where to write the output (default <id>.mp4)')
-    .option('--server <url>', 'server base URL (default $LIPSYNC_SERVER or http://127.0.0.1:$PORT)')
-    .option('--key <key>', 'API key (default $LIPSYNC_API_KEY)')
     .option('--poll <seconds>', 'seconds between progress checks', (v) => Number(v), 1)
     .option('--json', 'print one JSON object (no progress bar)')
     .action(
@@ -170,8 +202,6 @@ export function buildProgram(): Command {
           fail(json, '--transcript goes with --audio', 2);
         if (opts.text === undefined && (opts.voice || opts.provider))
           fail(json, '--voice and --provider go with --text', 2);
-        const key = opts.key ?? process.env.LIPSYNC_API_KEY;
-        if (!key) fail(json, 'an API key is needed: --key or LIPSYNC_API_KEY', 2);
         if (!(opts.poll > 0)) fail(json, '--poll must be a positive number of seconds', 2);
         const options: Record<string, unknown> = {};
         if (opts.syncMode) options.sync_mode = opts.syncMode;
@@ -192,12 +222,12 @@ export function buildProgram(): Command {
             fail(json, '--options must be a JSON object', 2);
           Object.assign(options, extra);
         }
-        const server = serverUrl(opts.server);
+        // Before the try: a missing key is bad usage (exit 2), not a failed generation.
+        const target = connection(opts);
         try {
           const result = await generate(
             {
-              server,
-              key: key as string,
+              ...target,
               model: opts.model,
               video: opts.video,
               image: opts.image,
@@ -229,7 +259,10 @@ export function buildProgram(): Command {
       },
     );
 
-  const generation = program.command('generation').description('operate on generations');
+  const generation = program
+    .command('generation')
+    .description('read, wait for, download (through a server) or cancel (operator) generations');
+  registerGenerationCommands(generation, print);
   generation
     .command('cancel')
     .description('cancel a pending or processing generation')
@@ -291,6 +324,7 @@ export function buildProgram(): Command {
   registerModelCommands(program, print);
   registerBatchCommands(program, print);
   registerWorkerTokenCommands(program, { print, withServices });
+  registerLoginCommands(program, print);
 
   return program;
 }

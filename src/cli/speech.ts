@@ -9,17 +9,15 @@ import type { Services } from '../services/index.js';
 import type { ProviderName } from '../speech/types.js';
 import {
   apiError,
-  apiKey,
-  client,
+  apiFrom,
   ClientError,
   download,
   retryAfterSeconds,
-  serverUrl,
+  connectionOptions,
   sleep,
   StatusLine,
   uploadFile,
   usageError,
-  type Api,
 } from './http.js';
 
 export interface CliDeps {
@@ -36,14 +34,7 @@ interface ApiOpts {
 }
 
 function apiOptions(cmd: Command): Command {
-  return cmd
-    .option('--server <url>', 'server base URL (default $LIPSYNC_SERVER or http://127.0.0.1:$PORT)')
-    .option('--key <key>', 'API key (default $LIPSYNC_API_KEY)')
-    .option('--json', 'print one JSON object');
-}
-
-function apiFrom(opts: ApiOpts): Api {
-  return client(serverUrl(opts.server), apiKey(opts.key));
+  return connectionOptions(cmd).option('--json', 'print one JSON object');
 }
 
 const providerOption = () =>

@@ -37,6 +37,8 @@ export function firstStartBanner(
     '',
     'Try it:',
     `  curl -H "x-api-key: ${first.key}" ${opts.publicUrl}/v2/projects`,
+    'Or save it for the lipsync command (any folder):',
+    `  lipsync login --server ${opts.publicUrl} --key ${first.key}`,
     '',
     ...(opts.allowPrivateUrls
       ? ['Webhook and media URLs may reach this machine and private networks (LIPSYNC_ALLOW_PRIVATE_URLS).']

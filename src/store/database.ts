@@ -24,6 +24,9 @@ async function ping(kysely: Kysely<Database>): Promise<void> {
   await sql`select 1`.execute(kysely);
 }
 
+/** The SQLite database file of a data folder. */
+export const sqliteFile = (dataDir: string): string => join(dataDir, 'lipsync.sqlite');
+
 export function openDatabase(opts: {
   databaseUrl: string | null;
   dataDir: string;
@@ -50,7 +53,7 @@ export function openDatabase(opts: {
   }
   // The database file is created 0600 (in a 0700 folder when we create it) before SQLite opens it;
   // SQLite gives its -wal and -shm files the mode of the database file.
-  const file = join(opts.dataDir, 'lipsync.sqlite');
+  const file = sqliteFile(opts.dataDir);
   ensurePrivateFileSync(file);
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');

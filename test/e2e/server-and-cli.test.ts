@@ -48,6 +48,9 @@ describe(`server and CLI (${process.env.TEST_DATABASE ?? 'sqlite'})`, { timeout:
     assert.ok(curl.includes(`${server.url}/v2/projects`), curl);
     // Local development: where webhooks to localhost are allowed.
     assert.match(out, /LIPSYNC_ALLOW_PRIVATE_URLS=true/);
+    // And how to save it for the lipsync command.
+    const login = out.split('\n').find((l) => l.includes('lipsync login '));
+    assert.ok(login?.includes(`--server ${server.url} --key ${ownerKey}`), login);
   });
 
   test('the printed key works over HTTP', async () => {

@@ -11,11 +11,18 @@ import { startS3rver, type S3rver } from './s3rver.js';
 /** Variables that configure the service; never inherited from the test runner's own environment. */
 const CONFIG_VARS = /^(PORT|HOST|DATABASE_URL|REDIS_URL|LOG_LEVEL|LIPSYNC_.*)$/;
 
+/**
+ * Where the commands look for a saved `lipsync login`: a folder that does not exist, so that the
+ * login of whoever runs the tests never reaches them (a test of login passes its own XDG_CONFIG_HOME).
+ */
+const NO_SAVED_LOGIN = join(tmpdir(), `lipsync-test-no-login-${process.pid}`, 'missing');
+
 function baseEnv(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && !CONFIG_VARS.test(k)) out[k] = v;
   }
+  out.XDG_CONFIG_HOME = NO_SAVED_LOGIN;
   return out;
 }
 
@@ -124,10 +131,10 @@ export interface CliResult {
 /** Runs `node bin/lipsync.js ...args` to completion with the given environment (no stdin). */
 export async function runCli(
   args: string[],
-  opts: { env?: Record<string, string>; timeoutMs?: number } = {},
+  opts: { env?: Record<string, string>; timeoutMs?: number; cwd?: string } = {},
 ): Promise<CliResult> {
   const child = spawn(process.execPath, [lipsyncBin(), ...args], {
-    cwd: repoRoot,
+    cwd: opts.cwd ?? repoRoot,
     env: { ...baseEnv(), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -153,7 +160,7 @@ export async function runCli(
  */
 export async function runCliJson<T = Record<string, any>>(
   args: string[],
-  opts: { env?: Record<string, string>; timeoutMs?: number } = {},
+  opts: { env?: Record<string, string>; timeoutMs?: number; cwd?: string } = {},
 ): Promise<T> {
   const r = await runCli([...args, '--json'], opts);
   const where = `lipsync ${args.join(' ')} --json`;

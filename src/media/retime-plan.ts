@@ -233,6 +233,12 @@ export function planRetime(input: {
  * (so frame numbers are the plan's), split per piece, each piece trimmed by frame number, a retimed
  * piece's timestamps scaled to its output length and resampled (holding or dropping frames), each
  * piece forced to its exact frame count, then concatenated. Output label [v].
+ *
+ * After the concat every frame is stamped by its position: concat gives a one-frame piece no duration,
+ * so the next piece's first frame lands on the same timestamp and the constant-rate output dropped
+ * one frame per single-frame piece (a render four frames shorter than its preview). The last frame is
+ * then held for as long as the plan may ask (a source whose picture ends before its sound has fewer
+ * frames than its container's duration gives); the caller cuts at the plan's frame count.
  */
 export function retimeFilterGraph(plan: RetimePlan, fpsText: string): string {
   const n = plan.pieces.length;
@@ -251,5 +257,7 @@ export function retimeFilterGraph(plan: RetimePlan, fpsText: string): string {
   const labels = plan.pieces.map((_, i) => `[p${i}]`).join('');
   // An input pad feeds one filter only: split it once per piece.
   const head = `[0:v]fps=${fpsText},setpts=PTS-STARTPTS,split=${n}${sources}`;
-  return `${head};${parts.join(';')};${labels}concat=n=${n}:v=1:a=0[v]`;
+  const seconds = (plan.frameCount / plan.fps).toFixed(6);
+  const tail = `setpts=N/(${fpsText})/TB,tpad=stop_mode=clone:stop_duration=${seconds}`;
+  return `${head};${parts.join(';')};${labels}concat=n=${n}:v=1:a=0,${tail}[v]`;
 }

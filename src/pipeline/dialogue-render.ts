@@ -24,7 +24,9 @@ export async function renderEditedVideo(
   const v = source.probe.video;
   // The rate conform will choose for the source, so conform keeps every frame of the edited video.
   const [fps, fpsText] = chooseFps(null, v?.fps ?? null);
-  const seconds = source.probe.durationSeconds ?? 0;
+  // The picture's own length where the probe counted its frames: a container's duration includes
+  // sound that runs on after the last frame.
+  const seconds = v?.frameCount && v.fps ? v.frameCount / v.fps : (source.probe.durationSeconds ?? 0);
   const sourceFrames = Math.max(1, Math.round(seconds * fps));
   const size = v && v.width > 0 && v.height > 0 ? { width: v.width, height: v.height } : null;
   const motion =

@@ -110,5 +110,12 @@ test('the filter graph: one resample, a split per piece, frame trims, scaled tim
     g,
   );
   assert.ok(g.includes('trim=end_frame=5,'), g);
-  assert.ok(g.endsWith('[p0][p1][p2]concat=n=3:v=1:a=0[v]'), g);
+  // Restamped by position after the concat (a one-frame piece has no duration there), the last frame
+  // held for the plan's length (the caller cuts at its frame count).
+  assert.ok(
+    g.endsWith(
+      '[p0][p1][p2]concat=n=3:v=1:a=0,setpts=N/(25)/TB,tpad=stop_mode=clone:stop_duration=3.600000[v]',
+    ),
+    g,
+  );
 });

@@ -9,8 +9,12 @@ export const PITCH_FLOOR_HZ = 60;
 export const PITCH_CEILING_HZ = 500;
 /** Half-octave LTAS band centres, 100 Hz .. 6400 Hz (the top band reaches ~7.6 kHz). */
 export const LTAS_BANDS_HZ: number[] = Array.from({ length: 13 }, (_, i) => Math.round(100 * 2 ** (i / 2)));
-/** Below this much voiced speech a profile is too noisy to use; callers should reject the sample. */
-export const MIN_VOICED_SECONDS = 3;
+/**
+ * Below this much voiced speech a profile is too noisy to use; callers should reject the sample. From
+ * 2 s of voiced speech the pitch median lies within about 1.2 semitones of a long sample's, and the
+ * nearest base voice is the same (six fixture speakers, test/integration/speech-voice-clone.test.ts).
+ */
+export const MIN_VOICED_SECONDS = 2;
 /** Samples longer than this are cut: two minutes already give stable statistics. */
 export const MAX_SAMPLE_SECONDS = 120;
 

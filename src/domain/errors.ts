@@ -128,7 +128,7 @@ export const ERRORS = {
     'voice_sample_too_short',
     400,
     'The voice sample holds too little speech.',
-    'Send 30 seconds to 2 minutes of one person speaking clearly (at least 3 seconds of voiced speech).',
+    'Send a recording of one person speaking clearly: the message says how much voiced speech it held and how much is needed.',
   ),
   voice_sample_not_accessible: entry(
     'voice_sample_not_accessible',

@@ -1,8 +1,9 @@
 // The edited picture of a dialogue-edit render, as a plan: the source's frames everywhere except the
 // preview's slots, each slot's section retimed to its new length (longer: frames held and slowed;
-// shorter: frames dropped), laid out on the preview's clock. Given each section's per-frame motion,
-// the held and dropped frames go where the picture moves least (chooseFrames). Pure; the ffmpeg filter
-// graph is built from the plan so that both are unit-tested.
+// shorter: a dissolve from the picture before the cut into the picture after it), laid out on the
+// preview's clock. Given a longer section's per-frame motion, the held frames go where the picture
+// moves least (chooseFrames). Pure; the ffmpeg filter graph is built from the plan so that both are
+// unit-tested.
 
 export interface RetimeSlot {
   outputStartMs: number;
@@ -18,6 +19,11 @@ export interface RetimePiece {
   /** Frames this piece fills in the output. Equal to the source length for untouched pieces. */
   outputFrames: number;
   retimed: boolean;
+  /**
+   * A dissolve: output frame j blends source frame sourceStart + j into dissolveTo + j, by (j+1)/(n+1)
+   * (sourceEnd - sourceStart = outputFrames = n). It carries the picture across a shortened section.
+   */
+  dissolveTo?: number;
 }
 
 export interface RetimePlan {
@@ -35,6 +41,16 @@ export class RetimePlanError extends Error {}
  * reads as a stutter even where the motion measure is low.
  */
 export const MAX_RUN = 2;
+
+/**
+ * A shortened section is dissolved over at least this many output frames, borrowing frames from the
+ * untouched stretches on each side (at most `borrowMs` of each) when the slot itself has fewer. Dropping
+ * frames made the head jump at every drop (face_2.mp4, 855 ms of picture removed: steps twice the
+ * footage's 90th percentile), or once, five times it, where the slot closed completely.
+ */
+export const MIN_DISSOLVE_FRAMES = 6;
+/** What a render lets a dissolve borrow: 3 frames at 25 fps, inside what a viewer reads as the cut. */
+export const DISSOLVE_BORROW_MS = 120;
 
 /** Each slot's source frames [start, end), in the caller's order: the sections to measure. */
 export function slotSections(
@@ -179,6 +195,8 @@ export function planRetime(input: {
   fps: number;
   /** Per slot (the order of `slots`): its section's per-frame motion; without it, an even spread. */
   motion?: readonly (readonly number[] | null | undefined)[];
+  /** The most a dissolve borrows from the untouched picture on each side of a slot (ms). */
+  borrowMs?: number;
 }): RetimePlan {
   const { fps, sourceFrames } = input;
   if (!(fps > 0) || !(sourceFrames > 0)) throw new RetimePlanError('fps and source frames must be positive');
@@ -195,14 +213,47 @@ export function planRetime(input: {
     out += Math.max(0, end - src);
     src = Math.max(src, end);
   };
-  for (const s of slots) {
+  const borrowMax = frame(input.borrowMs ?? 0);
+  slots.forEach((s, i) => {
     const a = Math.min(sourceFrames, frame(s.sourceStartMs));
     const b = Math.min(sourceFrames, frame(s.sourceStartMs + s.sourceDurationMs));
     if (a < src) throw new RetimePlanError('slots overlap');
     keep(a);
     const outEnd = Math.min(frameCount, frame(s.outputStartMs + s.outputDurationMs));
     const n = Math.max(0, outEnd - out);
-    // A section shortened to nothing is dropped; an empty section with output time holds its frame.
+    if (n < b - a) {
+      // Shortened: dissolve from where the picture was to where it will be, never past a neighbouring
+      // slot, the source or the preview.
+      const next = slots[i + 1];
+      const room = Math.min(
+        a -
+          (pieces.at(-1)?.retimed === false && pieces.at(-1)?.sourceEnd === a
+            ? pieces.at(-1)!.sourceStart
+            : a),
+        (next ? Math.min(sourceFrames, frame(next.sourceStartMs)) : sourceFrames) - b,
+        frameCount - outEnd,
+      );
+      const p = Math.max(0, Math.min(borrowMax, room, Math.ceil((MIN_DISSOLVE_FRAMES - n) / 2)));
+      if (p > 0) {
+        const last = pieces[pieces.length - 1];
+        last.sourceEnd -= p;
+        last.outputFrames -= p;
+        if (last.outputFrames === 0) pieces.pop();
+      }
+      const total = n + 2 * p;
+      if (total > 0)
+        pieces.push({
+          sourceStart: a - p,
+          sourceEnd: a - p + total,
+          outputFrames: total,
+          retimed: true,
+          dissolveTo: b + p - total,
+        });
+      out += n + p;
+      src = b + p;
+      return;
+    }
+    // An empty section with output time holds its frame.
     if (n > 0) {
       const end = b > a ? b : Math.min(sourceFrames, a + 1);
       const start = b > a ? a : Math.max(0, end - 1);
@@ -212,7 +263,7 @@ export function planRetime(input: {
     }
     out += n;
     src = Math.max(src, b);
-  }
+  });
   // The tail: the source's remaining frames, trimmed or its last frame held to the preview's length.
   const rest = frameCount - out;
   if (rest > 0) {
@@ -233,12 +284,27 @@ export function planRetime(input: {
  * (so frame numbers are the plan's), split per piece, each piece trimmed by frame number, a retimed
  * piece's timestamps scaled to its output length and resampled (holding or dropping frames), each
  * piece forced to its exact frame count, then concatenated. Output label [v].
+ *
+ * After the concat every frame is stamped by its position: concat gives a one-frame piece no duration,
+ * so the next piece's first frame lands on the same timestamp and the constant-rate output dropped
+ * one frame per single-frame piece (a render four frames shorter than its preview). The last frame is
+ * then held for as long as the plan may ask (a source whose picture ends before its sound has fewer
+ * frames than its container's duration gives); the caller cuts at the plan's frame count.
  */
 export function retimeFilterGraph(plan: RetimePlan, fpsText: string): string {
   const n = plan.pieces.length;
+  const dissolves = plan.pieces.filter((p) => p.dissolveTo !== undefined).length;
+  let d = 0;
   const parts = plan.pieces.map((p, i) => {
     const trim = `[s${i}]trim=start_frame=${p.sourceStart}:end_frame=${p.sourceEnd},setpts=PTS-STARTPTS`;
     if (!p.retimed) return `${trim}[p${i}]`;
+    if (p.dissolveTo !== undefined) {
+      const into = `[d${d++}]trim=start_frame=${p.dissolveTo}:end_frame=${p.dissolveTo + p.outputFrames},setpts=PTS-STARTPTS`;
+      // B's weight rises from 1/(n+1) to n/(n+1); by timestamp (the blend's frame number N runs ahead
+      // when its first input was read before the second).
+      const weight = `(T*${plan.fps}+1)/${p.outputFrames + 1}`;
+      return `${trim}[a${i}];${into}[b${i}];[a${i}][b${i}]blend=all_expr=A+(B-A)*${weight}[p${i}]`;
+    }
     const factor = p.outputFrames / (p.sourceEnd - p.sourceStart);
     const seconds = (p.outputFrames / plan.fps).toFixed(6);
     // Rounding in the resampler may leave a frame short or over: pad with the last frame, then cut.
@@ -247,9 +313,13 @@ export function retimeFilterGraph(plan: RetimePlan, fpsText: string): string {
       `tpad=stop_mode=clone:stop_duration=${seconds},trim=end_frame=${p.outputFrames},setpts=PTS-STARTPTS[p${i}]`
     );
   });
-  const sources = plan.pieces.map((_, i) => `[s${i}]`).join('');
+  const sources =
+    plan.pieces.map((_, i) => `[s${i}]`).join('') +
+    Array.from({ length: dissolves }, (_, k) => `[d${k}]`).join('');
   const labels = plan.pieces.map((_, i) => `[p${i}]`).join('');
   // An input pad feeds one filter only: split it once per piece.
-  const head = `[0:v]fps=${fpsText},setpts=PTS-STARTPTS,split=${n}${sources}`;
-  return `${head};${parts.join(';')};${labels}concat=n=${n}:v=1:a=0[v]`;
+  const head = `[0:v]fps=${fpsText},setpts=PTS-STARTPTS,split=${n + dissolves}${sources}`;
+  const seconds = (plan.frameCount / plan.fps).toFixed(6);
+  const tail = `setpts=N/(${fpsText})/TB,tpad=stop_mode=clone:stop_duration=${seconds}`;
+  return `${head};${parts.join(';')};${labels}concat=n=${n}:v=1:a=0,${tail}[v]`;
 }

@@ -1,12 +1,13 @@
 // The step before conform in a dialogue-edit render: the source video retimed onto the preview's
 // clock (src/media/retime-plan.ts), at the source's frame rate, without audio (the preview is the
-// audio). Each slot's section is measured first (src/media/section-motion.ts) so that its held or
-// dropped frames go where the picture moves least. The normal pipeline then lip-syncs only the slots.
+// audio). A lengthened slot's section is measured first (src/media/section-motion.ts) so that its held
+// frames go where the picture moves least; a shortened one is dissolved. The normal pipeline then
+// lip-syncs only the slots.
 import { join } from 'node:path';
 import type { DialogueRender } from '../domain/dialogue-render.js';
 import { probeMedia, type MediaProbe } from '../media/probe.js';
 import { runFfmpeg } from '../media/ffmpeg.js';
-import { planRetime, retimeFilterGraph, slotSections } from '../media/retime-plan.js';
+import { DISSOLVE_BORROW_MS, planRetime, retimeFilterGraph, slotSections } from '../media/retime-plan.js';
 import { sectionMotion } from '../media/section-motion.js';
 import { chooseFps } from '../media/conform-plan.js';
 
@@ -24,16 +25,20 @@ export async function renderEditedVideo(
   const v = source.probe.video;
   // The rate conform will choose for the source, so conform keeps every frame of the edited video.
   const [fps, fpsText] = chooseFps(null, v?.fps ?? null);
-  const seconds = source.probe.durationSeconds ?? 0;
+  // The picture's own length where the probe counted its frames: a container's duration includes
+  // sound that runs on after the last frame.
+  const seconds = v?.frameCount && v.fps ? v.frameCount / v.fps : (source.probe.durationSeconds ?? 0);
   const sourceFrames = Math.max(1, Math.round(seconds * fps));
   const size = v && v.width > 0 && v.height > 0 ? { width: v.width, height: v.height } : null;
   const motion =
     opts.motionAware === false || !size
       ? undefined
       : await Promise.all(
-          // A section of one frame has nothing to choose between.
-          slotSections(edit.slots, sourceFrames, fps).map((sec) =>
-            sec.end - sec.start > 1 ? sectionMotion(source.path, fpsText, sec, size, opts.signal) : null,
+          // A section of one frame has nothing to choose between; a shortened one is dissolved.
+          slotSections(edit.slots, sourceFrames, fps).map((sec, i) =>
+            sec.end - sec.start > 1 && edit.slots[i].outputDurationMs > edit.slots[i].sourceDurationMs
+              ? sectionMotion(source.path, fpsText, sec, size, opts.signal)
+              : null,
           ),
         );
   const plan = planRetime({
@@ -42,6 +47,7 @@ export async function renderEditedVideo(
     motion,
     previewDurationMs: edit.previewDurationMs,
     fps,
+    borrowMs: DISSOLVE_BORROW_MS,
   });
   const out = join(dir, 'edited.mkv');
   // Lossless intermediate: the picture outside the slots must reach the engine as the source's.

@@ -139,7 +139,8 @@ export class VoiceService {
       if (m.voicedSeconds < MIN_VOICED_SECONDS)
         throw new AppError('voice_sample_too_short', {
           field: sample.field,
-          message: `The sample holds ${m.voicedSeconds.toFixed(1)} s of voiced speech; at least ${MIN_VOICED_SECONDS} s are needed.`,
+          message: `The sample holds ${m.voicedSeconds.toFixed(1)} s of voiced speech in ${m.durationSeconds.toFixed(1)} s; a clone needs at least ${MIN_VOICED_SECONDS} s.`,
+          suggestion: `Send a recording of one person speaking with at least ${MIN_VOICED_SECONDS} s of voiced speech (pauses, whispers and noise do not count); 30 s or more gives the closest match.`,
         });
       const now = new Date().toISOString();
       const record: VoiceRecord = {

@@ -8,7 +8,15 @@ import path from 'node:path';
 import { runFfmpeg } from '../media/ffmpeg.js';
 import { runPraat } from './praat.js';
 import type { VoiceProfile } from './types.js';
-import { PITCH_CEILING_HZ, PITCH_FLOOR_HZ, measureVoiceProfile, semitones } from './voice-profile.js';
+import {
+  LTAS_LINES,
+  PITCH_CEILING_HZ,
+  PITCH_FLOOR_HZ,
+  infoRows,
+  ltasOf,
+  measureVoiceProfile,
+  semitones,
+} from './voice-profile.js';
 
 const FORMANT_RATIO_MIN = 0.8;
 const FORMANT_RATIO_MAX = 1.25;
@@ -34,7 +42,11 @@ if nch > 1
 endif
 out = Change gender: min_pitch, max_pitch, formant_ratio, new_median, range_factor, 1
 Save as 32-bit WAV file: out$
-`;
+nsamples = Get number of samples
+rate = Get sampling frequency
+appendInfoLine: "samples ", nsamples, " ", rate
+snd = out
+${LTAS_LINES}`;
 
 // Exactly the reference's samples (firequalizer and PSOLA must not move anything), the reference's
 // intensity, peaks kept below full scale, saved as mono 16-bit WAV at the reference's rate.
@@ -150,7 +162,9 @@ export async function convertVoice(
       });
       return;
     }
-    await runPraat(
+    // The result's spectrum is measured in the same Praat run (one process start and no pitch or
+    // formant analysis fewer than measuring the file again: bench/results/2026-12-07-clone-synthesis.md).
+    const changed = await runPraat(
       CHANGE_GENDER_SCRIPT,
       [
         inputWav,
@@ -165,9 +179,10 @@ export async function convertVoice(
     );
     let processed = cgWav;
     if (opts.profile && opts.profile.ltasDb.length > 0 && opts.similarity > 0) {
-      const converted = await measureVoiceProfile(cgWav, { workDir, signal });
-      const gains = eqGainsDb(opts.profile.ltasDb, converted.profile.ltasDb, opts.similarity);
-      await equalize(cgWav, eqWav, opts.profile.ltasBandsHz, gains, converted, signal);
+      const rows = infoRows(changed);
+      const [samples, sampleRate] = rows.get('samples') ?? [];
+      const gains = eqGainsDb(opts.profile.ltasDb, ltasOf(rows), opts.similarity);
+      await equalize(cgWav, eqWav, opts.profile.ltasBandsHz, gains, { samples, sampleRate }, signal);
       processed = eqWav;
     }
     await runPraat(FINISH_SCRIPT, [processed, inputWav, outputWav], { workDir, signal });

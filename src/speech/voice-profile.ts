@@ -9,10 +9,33 @@ export const PITCH_FLOOR_HZ = 60;
 export const PITCH_CEILING_HZ = 500;
 /** Half-octave LTAS band centres, 100 Hz .. 6400 Hz (the top band reaches ~7.6 kHz). */
 export const LTAS_BANDS_HZ: number[] = Array.from({ length: 13 }, (_, i) => Math.round(100 * 2 ** (i / 2)));
-/** Below this much voiced speech a profile is too noisy to use; callers should reject the sample. */
-export const MIN_VOICED_SECONDS = 3;
+/**
+ * Below this much voiced speech a profile is too noisy to use; callers should reject the sample. From
+ * 2 s of voiced speech the pitch median lies within about 1.2 semitones of a long sample's, and the
+ * nearest base voice is the same (six fixture speakers, test/integration/speech-voice-clone.test.ts).
+ */
+export const MIN_VOICED_SECONDS = 2;
 /** Samples longer than this are cut: two minutes already give stable statistics. */
 export const MAX_SAMPLE_SECONDS = 120;
+
+/**
+ * Praat lines printing the "ltas" row of the Sound `snd`: LTAS over its non-silent intervals, band mean
+ * energy in dB. Also run inside voice conversion on its own result (ltasOf reads the row).
+ */
+export const LTAS_LINES = `selectObject: snd
+tg = To TextGrid (silences): 100, 0, -30, 0.1, 0.05, "silent", "sounding"
+selectObject: snd, tg
+Extract intervals where: 1, "no", "is equal to", "sounding"
+speech = Concatenate
+ltas = To Ltas: 20
+line$ = "ltas"
+for i from 0 to 12
+  fc = 100 * 2 ^ (i / 2)
+  v = Get mean: fc / 2 ^ 0.25, fc * 2 ^ 0.25, "energy"
+  line$ = line$ + " " + fixed$ (v, 3)
+endfor
+appendInfoLine: line$
+`;
 
 // Pitch quantiles over voiced frames; formant means over the same frames (Burg, ceiling 5 kHz for low
 // voices, 5.5 kHz otherwise); LTAS over the non-silent intervals, band mean energy in dB.
@@ -75,20 +98,7 @@ for i to nframes
   endif
 endfor
 appendInfoLine: "formants ", fixed$ (sum[1] / max (n[1], 1), 2), " ", fixed$ (sum[2] / max (n[2], 1), 2), " ", fixed$ (sum[3] / max (n[3], 1), 2)
-selectObject: snd
-tg = To TextGrid (silences): 100, 0, -30, 0.1, 0.05, "silent", "sounding"
-selectObject: snd, tg
-Extract intervals where: 1, "no", "is equal to", "sounding"
-speech = Concatenate
-ltas = To Ltas: 20
-line$ = "ltas"
-for i from 0 to 12
-  fc = 100 * 2 ^ (i / 2)
-  v = Get mean: fc / 2 ^ 0.25, fc * 2 ^ 0.25, "energy"
-  line$ = line$ + " " + fixed$ (v, 3)
-endfor
-appendInfoLine: line$
-`;
+${LTAS_LINES}`;
 
 export interface VoiceMeasurement {
   profile: Omit<VoiceProfile, 'baseVoice'>;
@@ -106,6 +116,29 @@ export async function measureVoiceProfile(
   opts: { workDir: string; signal?: AbortSignal },
 ): Promise<VoiceMeasurement> {
   const out = await runPraat(ANALYZE_SCRIPT, [wavPath, PITCH_FLOOR_HZ, PITCH_CEILING_HZ], opts);
+  const rows = infoRows(out);
+  const num = (key: string, i = 0): number => {
+    const v = rows.get(key)?.[i];
+    return v !== undefined && Number.isFinite(v) ? v : 0;
+  };
+  return {
+    profile: {
+      pitchMedianHz: num('pitch', 0),
+      pitchQ10Hz: num('pitch', 1),
+      pitchQ90Hz: num('pitch', 2),
+      formantsHz: [num('formants', 0), num('formants', 1), num('formants', 2)],
+      ltasDb: ltasOf(rows),
+      ltasBandsHz: [...LTAS_BANDS_HZ],
+    },
+    voicedSeconds: num('voiced'),
+    durationSeconds: num('duration'),
+    samples: num('samples', 0),
+    sampleRate: num('samples', 1),
+  };
+}
+
+/** Praat's info lines as rows: the first word is the key, the rest numbers. */
+export function infoRows(out: string): Map<string, number[]> {
   const rows = new Map<string, number[]>();
   for (const line of out.split(/\r?\n/)) {
     const [key, ...values] = line.trim().split(/\s+/);
@@ -116,25 +149,13 @@ export async function measureVoiceProfile(
         values.map((v) => Number(v)),
       );
   }
-  const num = (key: string, i = 0): number => {
-    const v = rows.get(key)?.[i];
-    return v !== undefined && Number.isFinite(v) ? v : 0;
-  };
-  const ltasRaw = rows.get('ltas') ?? [];
-  return {
-    profile: {
-      pitchMedianHz: num('pitch', 0),
-      pitchQ10Hz: num('pitch', 1),
-      pitchQ90Hz: num('pitch', 2),
-      formantsHz: [num('formants', 0), num('formants', 1), num('formants', 2)],
-      ltasDb: ltasRaw.length > 0 ? fillUndefined(ltasRaw) : LTAS_BANDS_HZ.map(() => 0),
-      ltasBandsHz: [...LTAS_BANDS_HZ],
-    },
-    voicedSeconds: num('voiced'),
-    durationSeconds: num('duration'),
-    samples: num('samples', 0),
-    sampleRate: num('samples', 1),
-  };
+  return rows;
+}
+
+/** The LTAS row LTAS_LINES printed (zeros where there was none). */
+export function ltasOf(rows: Map<string, number[]>): number[] {
+  const raw = rows.get('ltas') ?? [];
+  return raw.length > 0 ? fillUndefined(raw) : LTAS_BANDS_HZ.map(() => 0);
 }
 
 /** Bands Praat could not measure (above the file's Nyquist) take their nearest lower neighbour. */

@@ -3,10 +3,8 @@
 // times festival knows exactly, for the precise checks; and the real latentsync_demo2.wav ("food" four
 // times), with word times from pocketsphinx, for reuse, voice matching and removal on a real voice.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { runFfmpeg } from '../../src/media/ffmpeg.js';
 import { makeTempDir, removeTempDir } from '../../src/media/tempdir.js';
@@ -26,6 +24,7 @@ import { praatAvailable } from '../../src/speech/praat.js';
 import { detectLocalEngines } from '../../src/speech/tools.js';
 import { measureVoiceProfile, semitones } from '../../src/speech/voice-profile.js';
 import { fixture } from '../helpers/paths.js';
+import { recognize } from './dialogue-render-support.js';
 
 const engines = await detectLocalEngines();
 const ready =
@@ -51,28 +50,6 @@ const workDir = async () => {
   await mkdir(d);
   return d;
 };
-
-/** Word times of a recording by pocketsphinx recognition (a draft transcript, as the service makes). */
-async function recognize(wav: string): Promise<SourceWord[]> {
-  const { stdout } = await promisify(execFile)('pocketsphinx_continuous', [
-    '-infile',
-    wav,
-    '-time',
-    'yes',
-    '-logfn',
-    '/dev/null',
-  ]);
-  return stdout
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    .filter((f) => f.length === 4 && /^[a-z']+(\(\d+\))?$/.test(f[0]))
-    .map((f, i) => ({
-      id: `w${i}`,
-      text: f[0].replace(/\(\d+\)$/, ''),
-      startMs: Math.round(Number(f[1]) * 1000),
-      endMs: Math.round(Number(f[2]) * 1000),
-    }));
-}
 
 const ms2s = (ms: number, rate: number) => Math.round((ms * rate) / 1000);
 

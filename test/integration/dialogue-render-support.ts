@@ -1,8 +1,31 @@
-// Media measurements for the dialogue-render tests: decoded frames, PSNR, loudness envelopes.
+// Media measurements for the dialogue tests: decoded frames, PSNR, loudness envelopes, draft word times.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import type { SourceWord } from '../../src/speech/dialogue/index.js';
 
 const run = promisify(execFile);
+
+/** Word times of a recording by pocketsphinx recognition (a draft transcript, as the service makes). */
+export async function recognize(wav: string): Promise<SourceWord[]> {
+  const { stdout } = await run('pocketsphinx_continuous', [
+    '-infile',
+    wav,
+    '-time',
+    'yes',
+    '-logfn',
+    '/dev/null',
+  ]);
+  return stdout
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) => f.length === 4 && /^[a-z']+(\(\d+\))?$/.test(f[0]))
+    .map((f, i) => ({
+      id: `w${i}`,
+      text: f[0].replace(/\(\d+\)$/, ''),
+      startMs: Math.round(Number(f[1]) * 1000),
+      endMs: Math.round(Number(f[2]) * 1000),
+    }));
+}
 
 /** One decoded frame (rgb24) at `seconds`, scaled to `width` x `height`. */
 export async function frameAt(path: string, seconds: number, width: number, height: number): Promise<Buffer> {
@@ -73,42 +96,4 @@ export function worstBlockPsnr(a: Buffer, b: Buffer, width: number, size = 32): 
     for (let x = 0; x + size <= width; x += size / 2)
       worst = Math.min(worst, psnr(a, b, width, [x, y, x + size, y + size]));
   return worst;
-}
-
-/**
- * A 64-bit difference hash (dHash) of an rgb24 frame: grey means of a 9x8 grid, one bit per
- * left-to-right step. Frames that look the same hash the same, whatever the encoder did to the pixels.
- */
-export function dHash(frame: Buffer, width: number): bigint {
-  const height = frame.length / 3 / width;
-  const cells = new Float64Array(9 * 8);
-  const counts = new Float64Array(9 * 8);
-  for (let y = 0; y < height; y++) {
-    const cy = Math.min(7, Math.floor((y * 8) / height));
-    for (let x = 0; x < width; x++) {
-      const cx = Math.min(8, Math.floor((x * 9) / width));
-      const i = (y * width + x) * 3;
-      cells[cy * 9 + cx] += 0.299 * frame[i] + 0.587 * frame[i + 1] + 0.114 * frame[i + 2];
-      counts[cy * 9 + cx]++;
-    }
-  }
-  let h = 0n;
-  for (let y = 0; y < 8; y++)
-    for (let x = 0; x < 8; x++) {
-      const left = cells[y * 9 + x] / counts[y * 9 + x];
-      const right = cells[y * 9 + x + 1] / counts[y * 9 + x + 1];
-      h = (h << 1n) | (left < right ? 1n : 0n);
-    }
-  return h;
-}
-
-/** Bits in which two hashes differ. */
-export function hammingDistance(a: bigint, b: bigint): number {
-  let d = a ^ b;
-  let n = 0;
-  while (d) {
-    n += Number(d & 1n);
-    d >>= 1n;
-  }
-  return n;
 }

@@ -22,16 +22,25 @@ import { probeMedia } from '../../src/media/probe.js';
 import { fetchSigned, postGenerate, postGenerateForm, waitTerminal } from './generations-support.js';
 import {
   correlation,
-  dHash,
   envelope,
   frameAt,
-  hammingDistance,
   psnr,
+  recognize,
   worstBlockPsnr,
 } from './dialogue-render-support.js';
 import { frameDifference, grayFrames } from '../../src/media/section-motion.js';
 
 const run = promisify(execFile);
+
+interface Source {
+  path: string;
+  id: string;
+  url: string;
+  fps: number;
+  /** The height at width W. */
+  height: number;
+}
+
 const SCRIPT = 'Bob bought a blue map by the big boat, and the boat was very blue.';
 const W = 320;
 
@@ -42,8 +51,10 @@ describe(`dialogue render (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
   let plain: TestOrg;
   let dir: string;
   let bg: Background;
-  let source: { path: string; id: string; url: string; fps: number; height: number };
+  let source: Source;
   let words: any[];
+  /** A real recording (face_2.mp4) whose picture ends 39 ms before its container does. */
+  let real: Source & { words: any[] };
   let otherVideo: { id: string; url: string };
 
   before(async () => {
@@ -84,6 +95,17 @@ describe(`dialogue render (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
       height: p.video!.height,
     };
     otherVideo = await uploadAssetFile(t.app, org.owner.headers, fixture('media/face_1.mp4'));
+    const realPath = fixture('media/face_2.mp4');
+    const realWav = join(dir, 'real.wav');
+    await run('ffmpeg', ['-v', 'error', '-y', '-i', realPath, '-ac', '1', '-ar', '16000', realWav]);
+    const rp = await probeMedia(realPath);
+    real = {
+      path: realPath,
+      ...(await uploadAssetFile(t.app, org.owner.headers, realPath)),
+      fps: rp.video!.fps!,
+      height: Math.round((W * rp.video!.height) / rp.video!.width),
+      words: (await recognize(realWav)).map((w) => ({ ...w, speakerId: 'speaker_1' })),
+    };
     bg = startBackground(t.services, { kinds: ['dialogue_edit', 'generation'] });
   });
   after(async () => {
@@ -108,13 +130,13 @@ describe(`dialogue render (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     return res.json();
   };
 
-  async function preview(edits: unknown[]): Promise<any> {
+  async function preview(edits: unknown[], from = { words, url: source.url }): Promise<any> {
     words.forEach((w) => delete w.used);
-    const transcript = { segments: [{ id: 's1', words: words.map(({ used: _u, ...w }) => w) }] };
+    const transcript = { segments: [{ id: 's1', words: from.words.map(({ used: _u, ...w }) => w) }] };
     const res = await call(org, 'POST', '/v2/dialogue-edits', {
       transcript,
       edits,
-      sourceVideoUrl: source.url,
+      sourceVideoUrl: from.url,
     });
     assert.equal(res.statusCode, 201, res.body);
     for (;;) {
@@ -145,7 +167,7 @@ describe(`dialogue render (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     return ((outFrame + shift + 0.5) * 1000) / fps;
   }
 
-  async function renderAndCheck(edit: any, video: Record<string, string>) {
+  async function renderAndCheck(edit: any, video: Record<string, string>, src: Source = source) {
     const res = await postGenerate(t.app, org.owner.headers, body(edit.id, video));
     assert.equal(res.statusCode, 201, res.body);
     assert.deepEqual(res.json().input, [
@@ -158,9 +180,10 @@ describe(`dialogue render (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     await writeFile(out, (await fetchSigned(t.app, g.outputUrl)).rawPayload);
     const p = await probeMedia(out);
     const frames = p.video!.frameCount!;
+    // The preview's length within one frame (docs/dialogue-editing.md).
     assert.ok(
       Math.abs(frames / p.video!.fps! - edit.previewDurationMs / 1000) <= 1 / p.video!.fps! + 1e-6,
-      `${frames} frames`,
+      `${frames} frames for a preview of ${edit.previewDurationMs} ms`,
     );
     // Outside the slots: the source's picture (PSNR > 35 dB), at a few points on both sides of each slot.
     const slots = [...edit.resultSlots].sort((a, b) => a.outputStartMs - b.outputStartMs);
@@ -168,18 +191,22 @@ describe(`dialogue render (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     let compared = 0;
     for (const part of [0.1, 0.3, 0.5, 0.7, 0.9]) {
       const outFrame = Math.floor((part * edit.previewDurationMs * fps) / 1000);
-      const src = sourceTime(slots, outFrame, fps);
-      if (src === null) continue;
+      const at = sourceTime(slots, outFrame, fps);
+      if (at === null) continue;
       const [a, b] = await Promise.all([
-        frameAt(out, (outFrame + 0.5) / fps, W, source.height),
-        frameAt(source.path, src / 1000, W, source.height),
+        frameAt(out, (outFrame + 0.5) / fps, W, src.height),
+        frameAt(src.path, at / 1000, W, src.height),
       ]);
-      assert.ok(
-        psnr(a, b, W) > 35,
-        `at frame ${outFrame} (source ${src} ms): ${psnr(a, b, W).toFixed(1)} dB`,
-      );
-      // The same frame by its perceptual hash (the pixels went through one more encode).
-      assert.equal(hammingDistance(dHash(a, W), dHash(b, W)), 0, `frame hash at frame ${outFrame}`);
+      assert.ok(psnr(a, b, W) > 35, `at frame ${outFrame} (source ${at} ms): ${psnr(a, b, W).toFixed(1)} dB`);
+      // That frame, not a neighbour: no further from it than from the source's frames just before and
+      // after (a perceptual hash flips a bit on real footage after one more encode).
+      for (const d of [-1, 1]) {
+        const n = await frameAt(src.path, Math.max(0, at / 1000 + d / fps), W, src.height);
+        assert.ok(
+          psnr(a, b, W) >= psnr(a, n, W) - 0.1,
+          `frame ${outFrame} is closer to the source's ${d > 0 ? 'next' : 'previous'} frame`,
+        );
+      }
       compared++;
     }
     assert.ok(compared >= 2, 'frames compared outside the slots');
@@ -188,29 +215,31 @@ describe(`dialogue render (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     await writeFile(wav, (await fetchSigned(t.app, edit.previewAudioUrl)).rawPayload);
     const outEnv = await envelope(out);
     const c = correlation(outEnv, await envelope(wav));
-    const withSource = correlation(outEnv, await envelope(source.path));
+    const withSource = correlation(outEnv, await envelope(src.path));
     // Closer to the preview than to the source's own soundtrack (which differs at the slots).
     assert.ok(c > 0.9 && c > withSource, `loudness envelope correlation ${c} (source ${withSource})`);
-    // No visible jump: inside each slot (and across its edges) the largest frame-to-frame difference is
-    // not above the source's own largest (64-pixel gray frames, mean absolute difference).
+    // No visible jump (docs/dialogue-editing.md): across each slot, its edges and the frames a dissolve
+    // borrows (120 ms a side), no frame-to-frame difference is above the source's own largest; across a
+    // removal (a cut) not above 1.5 x its 90th percentile either, a typical step of the footage. Dropped
+    // frames were about 2 x, a hard cut 5 x or more (64-pixel gray frames, mean absolute difference).
+    // A change's steps also include the newly drawn mouth.
     const jumps = async (path: string) => {
-      const f = await grayFrames(
-        path,
-        String(fps),
-        { start: 0, end: 1e6 },
-        { width: W, height: source.height },
-      );
+      const f = await grayFrames(path, String(fps), { start: 0, end: 1e6 }, { width: W, height: src.height });
       return f.slice(1).map((x, i) => frameDifference(f[i], x));
     };
-    const [outJumps, srcJumps] = await Promise.all([jumps(out), jumps(source.path)]);
+    const [outJumps, srcJumps] = await Promise.all([jumps(out), jumps(src.path)]);
     const sourceMax = Math.max(...srcJumps);
+    const typical = [...srcJumps].sort((a, b) => a - b)[Math.floor(0.9 * (srcJumps.length - 1))];
+    const borrowed = Math.round((120 * fps) / 1000);
     for (const s of slots) {
-      const from = Math.max(0, Math.round((s.outputStartMs * fps) / 1000) - 1);
-      const to = Math.round(((s.outputStartMs + s.outputDurationMs) * fps) / 1000);
+      const from = Math.max(0, Math.round((s.outputStartMs * fps) / 1000) - 1 - borrowed);
+      const to = Math.round(((s.outputStartMs + s.outputDurationMs) * fps) / 1000) + borrowed;
       const inside = Math.max(...outJumps.slice(from, to + 1));
+      const cut = s.kind === 'remove';
       assert.ok(
-        inside <= sourceMax,
-        `largest jump in slot ${inside.toFixed(2)}, source ${sourceMax.toFixed(2)}`,
+        inside <= (cut ? Math.min(sourceMax, 1.5 * typical) : sourceMax),
+        `largest step across the slot ${inside.toFixed(2)}; source: largest ${sourceMax.toFixed(2)}, ` +
+          `90th percentile ${typical.toFixed(2)}`,
       );
     }
     return { out, slots };
@@ -238,6 +267,18 @@ describe(`dialogue render (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     const edit = await preview([{ kind: 'remove', wordIds: ids('very') }]);
     assert.ok(['COMPLETED', 'COMPLETED_PARTIAL'].includes(edit.status), JSON.stringify(edit.error));
     await renderAndCheck(edit, { assetId: source.id });
+  });
+
+  test("a removal before a pause in a real recording: the preview's length, no jump at the cut", async () => {
+    // "ruffle go to" (pocketsphinx): 790 ms of speech before a pause, of which a 200 ms breath stays.
+    const at = real.words.findIndex((w, i) => w.text === 'ruffle' && real.words[i + 1]?.text === 'go');
+    assert.ok(at >= 0, real.words.map((w) => w.text).join(' '));
+    const removed = real.words.slice(at, at + 3);
+    const edit = await preview([{ kind: 'remove', wordIds: removed.map((w) => w.id) }], real);
+    assert.ok(['COMPLETED', 'COMPLETED_PARTIAL'].includes(edit.status), JSON.stringify(edit.error));
+    const [slot] = edit.resultSlots;
+    assert.ok(slot.sourceDurationMs - slot.outputDurationMs > 600, JSON.stringify(slot));
+    await renderAndCheck(edit, { assetId: real.id }, real);
   });
 
   test('refusals: 400 for the request shape, 422 for the edit; nothing stored', async () => {

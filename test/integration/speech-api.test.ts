@@ -308,12 +308,14 @@ describe(`speech API (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
       422,
       'voice_sample_not_accessible',
     );
-    // hello.wav holds about a second of speech.
-    assertError(
+    // hello.wav holds under a second of voiced speech: the refusal says how much, and what is needed.
+    const short = assertError(
       await call(org, 'POST', '/v2/voices', { name: 'x4', url: up.url }),
       400,
       'voice_sample_too_short',
     );
+    assert.match(short.message, /holds 0\.\d s of voiced speech in 2\.8 s; a clone needs at least 2 s/);
+    assert.match(short.suggestion, /at least 2 s of voiced speech/);
     assert.equal((await call(org, 'POST', '/v2/voices', { name: 'x5' })).statusCode, 400);
     assert.equal(
       (await call(org, 'POST', '/v2/voices', { name: 'x6', url: up.url, assetId: up.id })).statusCode,
@@ -333,9 +335,10 @@ describe(`speech API (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
       403,
       'voice_clone_limit_reached',
     );
-    // A video sample works (its soundtrack is used).
+    // A video sample works (its soundtrack is used), down to 2 s of voiced speech: face_1.mp4 is a 6.1 s
+    // clip with 2.2 s voiced.
     await call(other, 'DELETE', `/v2/voices/${c1.json().id}`);
-    const v = await uploadAsset(other, fixture('media/latentsync_demo1.mp4'));
+    const v = await uploadAsset(other, fixture('media/face_1.mp4'));
     const c2 = await call(other, 'POST', '/v2/voices', { name: 'from video', assetId: v.id });
     assert.equal(c2.statusCode, 201, c2.body);
   });

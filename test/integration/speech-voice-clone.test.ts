@@ -13,6 +13,7 @@ import type { VoiceProfile } from '../../src/speech/types.js';
 import { convertVoice } from '../../src/speech/voice-convert.js';
 import {
   LOCAL_BASE_VOICES,
+  MIN_VOICED_SECONDS,
   extractSample,
   ltasDistanceDb,
   measureVoiceProfile,
@@ -98,6 +99,32 @@ describe('local voice cloning (Praat)', { skip }, () => {
     assert.equal(m.profile.ltasDb.length, m.profile.ltasBandsHz.length);
     assert.ok(m.profile.ltasDb.every(Number.isFinite));
     assert.ok(m.voicedSeconds > 3 && m.voicedSeconds < m.durationSeconds, `voiced ${m.voicedSeconds}`);
+  });
+
+  it('2 s of voiced speech measures close to a long sample: pitch, base voice, spectrum', async () => {
+    // Six fixture speakers, each cut to its first 3.5 s (2.1-2.5 s voiced), against the whole file.
+    const files = [
+      'radio_speech',
+      'speech_short',
+      'latentsync_demo1',
+      'audio_1',
+      'latentsync_demo2',
+      'audio_2',
+    ];
+    for (const f of files) {
+      const whole = join(dir, `${f}-whole.wav`);
+      const cut = join(dir, `${f}-cut.wav`);
+      await extractSample(fixture(`media/${f}.wav`), whole);
+      await extractSample(fixture(`media/${f}.wav`), cut, { maxSeconds: 3.5 });
+      const [w, c] = [await measure(whole), await measure(cut)];
+      assert.ok(c.voicedSeconds >= MIN_VOICED_SECONDS && c.voicedSeconds < 2.6, `${f}: ${c.voicedSeconds} s`);
+      const st = semitones(w.profile.pitchMedianHz, c.profile.pitchMedianHz);
+      assert.ok(Math.abs(st) < 1.5, `${f}: pitch median ${st.toFixed(2)} st from the whole sample's`);
+      const base = (m: VoiceMeasurement) => nearestBaseVoice(m.profile, LOCAL_BASE_VOICES);
+      assert.equal(base(c), base(w), `${f}: nearest base voice`);
+      const d = ltasDistanceDb(c.profile.ltasDb, w.profile.ltasDb);
+      assert.ok(d < 2.5, `${f}: LTAS d ${d.toFixed(2)} dB`);
+    }
   });
 
   it('takes a video sample through extractSample (mono 16 kHz WAV)', async () => {

@@ -3,7 +3,12 @@
 // ffmpeg graph built from it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { planRetime, retimeFilterGraph, RetimePlanError } from '../../src/media/retime-plan.js';
+import {
+  MIN_DISSOLVE_FRAMES,
+  planRetime,
+  retimeFilterGraph,
+  RetimePlanError,
+} from '../../src/media/retime-plan.js';
 
 const slot = (o: number, od: number, s: number, sd: number) => ({
   outputStartMs: o,
@@ -12,24 +17,40 @@ const slot = (o: number, od: number, s: number, sd: number) => ({
   sourceDurationMs: sd,
 });
 
-test('a removal: source frames kept around a shortened slot, total = preview length', () => {
-  // 4 s at 25 fps; 1.0-1.6 s of source becomes 0.2 s; preview 3.6 s.
-  const p = planRetime({
-    slots: [slot(1000, 200, 1000, 600)],
-    sourceFrames: 100,
-    previewDurationMs: 3600,
-    fps: 25,
-  });
+test('a removal: source frames kept around a shortened slot, dissolved across it, total = preview length', () => {
+  // 4 s at 25 fps; 1.0-1.6 s of source becomes 0.2 s; preview 3.6 s. Frames 25..29 blend into 35..39.
+  const input = { slots: [slot(1000, 200, 1000, 600)], sourceFrames: 100, previewDurationMs: 3600, fps: 25 };
+  const p = planRetime(input);
   assert.equal(p.frameCount, 90);
   assert.deepEqual(p.pieces, [
     { sourceStart: 0, sourceEnd: 25, outputFrames: 25, retimed: false },
-    { sourceStart: 25, sourceEnd: 40, outputFrames: 5, retimed: true },
+    { sourceStart: 25, sourceEnd: 30, outputFrames: 5, retimed: true, dissolveTo: 35 },
     { sourceStart: 40, sourceEnd: 100, outputFrames: 60, retimed: false },
   ]);
-  assert.equal(
-    p.pieces.reduce((n, x) => n + x.outputFrames, 0),
-    p.frameCount,
-  );
+  // Allowed to borrow, a dissolve reaches MIN_DISSOLVE_FRAMES with one frame from each side.
+  assert.deepEqual(planRetime({ ...input, borrowMs: 120 }).pieces, [
+    { sourceStart: 0, sourceEnd: 24, outputFrames: 24, retimed: false },
+    { sourceStart: 24, sourceEnd: 31, outputFrames: 7, retimed: true, dissolveTo: 34 },
+    { sourceStart: 41, sourceEnd: 100, outputFrames: 59, retimed: false },
+  ]);
+  assert.ok(MIN_DISSOLVE_FRAMES <= 7);
+  // A slot closed completely: a cut of 10 frames, dissolved over 3 borrowed frames from each side.
+  const closed = planRetime({
+    ...input,
+    slots: [slot(1000, 10, 1000, 400)],
+    previewDurationMs: 3610,
+    borrowMs: 120,
+  });
+  assert.deepEqual(closed.pieces, [
+    { sourceStart: 0, sourceEnd: 22, outputFrames: 22, retimed: false },
+    { sourceStart: 22, sourceEnd: 28, outputFrames: 6, retimed: true, dissolveTo: 32 },
+    { sourceStart: 38, sourceEnd: 100, outputFrames: 62, retimed: false },
+  ]);
+  for (const q of [p, closed])
+    assert.equal(
+      q.pieces.reduce((n, x) => n + x.outputFrames, 0),
+      q.frameCount,
+    );
 });
 
 test('a longer change is slowed; two slots keep the stretch between them one for one', () => {
@@ -95,20 +116,35 @@ test('a slot shortened to nothing is dropped; overlapping slots are refused', ()
   );
 });
 
-test('the filter graph: one resample, a split per piece, frame trims, scaled timestamps, concat', () => {
+test('the filter graph: one resample, a split per piece, frame trims, scaled timestamps, dissolves, concat', () => {
+  // A change slowed from 0.2 s to 0.6 s, a removal from 0.6 s to 0.2 s (dissolved).
   const p = planRetime({
-    slots: [slot(1000, 200, 1000, 600)],
+    slots: [slot(1000, 600, 1000, 200), slot(2000, 200, 1600, 600)],
     sourceFrames: 100,
-    previewDurationMs: 3600,
+    previewDurationMs: 4000,
     fps: 25,
   });
   const g = retimeFilterGraph(p, '25');
-  assert.ok(g.startsWith('[0:v]fps=25,setpts=PTS-STARTPTS,split=3[s0][s1][s2];'), g);
+  assert.ok(g.startsWith('[0:v]fps=25,setpts=PTS-STARTPTS,split=6[s0][s1][s2][s3][s4][d0];'), g);
   assert.ok(g.includes('[s0]trim=start_frame=0:end_frame=25,setpts=PTS-STARTPTS[p0]'), g);
   assert.ok(
-    g.includes('[s1]trim=start_frame=25:end_frame=40,setpts=PTS-STARTPTS,setpts=0.333333*PTS,fps=25,'),
+    g.includes('[s1]trim=start_frame=25:end_frame=30,setpts=PTS-STARTPTS,setpts=3.000000*PTS,fps=25,'),
     g,
   );
-  assert.ok(g.includes('trim=end_frame=5,'), g);
-  assert.ok(g.endsWith('[p0][p1][p2]concat=n=3:v=1:a=0[v]'), g);
+  assert.ok(g.includes('trim=end_frame=15,'), g);
+  assert.ok(
+    g.includes(
+      '[s3]trim=start_frame=40:end_frame=45,setpts=PTS-STARTPTS[a3];[d0]trim=start_frame=50:end_frame=55,' +
+        'setpts=PTS-STARTPTS[b3];[a3][b3]blend=all_expr=A+(B-A)*(T*25+1)/6[p3]',
+    ),
+    g,
+  );
+  // Restamped by position after the concat (a one-frame piece has no duration there), the last frame
+  // held for the plan's length (the caller cuts at its frame count).
+  assert.ok(
+    g.endsWith(
+      '[p0][p1][p2][p3][p4]concat=n=5:v=1:a=0,setpts=N/(25)/TB,tpad=stop_mode=clone:stop_duration=4.000000[v]',
+    ),
+    g,
+  );
 });

@@ -2,9 +2,10 @@
 # The Debian packages the service needs, installed when missing (used by setup-and-serve.sh and
 # .ci/run): ffmpeg for media; festival + the slt HTS voice + the CMU lexicon (the default local voice,
 # with native word and phone timings), pocketsphinx + its US English model (forced alignment),
-# praat (voice profiles and cloning) and rubberband-cli. RHVoice's English voices are better but live
-# in Debian's contrib/non-free components: they are added to apt's sources and installed when
-# possible, and skipped (with a note) when not; the local provider then offers the festival voice.
+# praat (voice profiles and cloning), rubberband-cli, and Apertium's translation pairs (dubbing).
+# RHVoice's English voices are better but live in Debian's contrib/non-free components: they are
+# added to apt's sources and installed when possible, and skipped (with a note) when not; the local
+# provider then offers the festival voice.
 # Non-interactive; as root or with passwordless sudo.
 set -euo pipefail
 
@@ -41,6 +42,12 @@ need pocketsphinx_batch pocketsphinx
 [ -d /usr/share/pocketsphinx/model/en-us ] || missing+=(pocketsphinx-en-us)
 need praat praat
 need rubberband rubberband-cli
+# Offline translation for dubbing (Apertium): English to and from Spanish, Catalan, Galician,
+# Esperanto and Serbo-Croatian, plus Spanish to Portuguese, Italian and French for pivots.
+need apertium apertium
+for pair in eng-spa eng-cat en-gl eo-en hbs-eng es-pt spa-ita fr-es; do
+  [ -d "/usr/share/apertium/apertium-$pair" ] || missing+=("apertium-$pair")
+done
 
 updated=0
 apt_update() { [ "$updated" = 1 ] || { apt_quiet update -qq && updated=1; }; }

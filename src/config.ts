@@ -24,6 +24,7 @@ export const CONFIG_GROUPS = {
   workers: 'Workers and jobs',
   engine: 'Engine and articulation',
   speech: 'Speech: synthesis, voices, recognition',
+  translation: 'Translation (dubbing)',
   webhooks: 'Webhooks',
   operations: 'Metrics and shutdown',
   cli: 'The lipsync command (client side)',
@@ -380,6 +381,26 @@ export const ENV_VARIABLES = {
   LIPSYNC_OPENAI_STT_API_KEY: { group: 'speech', schema: textVar('Its API key.') },
   LIPSYNC_OPENAI_STT_MODEL: { group: 'speech', schema: textVar('Its model.', 'whisper-1') },
 
+  LIPSYNC_TRANSLATION_TIMEOUT_SECONDS: {
+    group: 'translation',
+    schema: intVar(1, 600, 60, 'Longest translation request or Apertium run; then 504.'),
+  },
+  LIPSYNC_OPENAI_TRANSLATION_URL: {
+    group: 'translation',
+    schema: urlVar(['http:', 'https:'], 'An OpenAI-compatible chat server; unset = provider off.'),
+  },
+  LIPSYNC_OPENAI_TRANSLATION_API_KEY: { group: 'translation', schema: textVar('Its API key.') },
+  LIPSYNC_OPENAI_TRANSLATION_MODEL: {
+    group: 'translation',
+    schema: textVar('Its chat model.', 'gpt-4o-mini'),
+  },
+  LIPSYNC_DEEPL_API_KEY: { group: 'translation', schema: textVar('DeepL API key; unset = provider off.') },
+  LIPSYNC_DEEPL_URL: {
+    group: 'translation',
+    schema: urlVar(['http:', 'https:'], 'DeepL API base URL.'),
+    defaultText: '`https://api-free.deepl.com` for keys ending in `:fx`, else `https://api.deepl.com`',
+  },
+
   LIPSYNC_WEBHOOK_RETRY_HOURS: {
     group: 'webhooks',
     schema: intVar(1, 168, 24, 'How long a webhook delivery is retried.'),
@@ -440,6 +461,15 @@ export const ENV_VARIABLES = {
   },
 } as const satisfies Record<string, EnvVariable>;
 export type EnvName = keyof typeof ENV_VARIABLES;
+
+/** Translation providers of dubbing (docs/dubbing.md); local Apertium is always on. */
+export interface TranslationConfig {
+  readonly timeoutMs: number;
+  /** OpenAI-compatible `POST /v1/chat/completions` server; null = provider off. */
+  readonly openai: { readonly url: string; readonly apiKey: string | null; readonly model: string } | null;
+  /** DeepL; `url` null = chosen from the key (free or pro API). */
+  readonly deepl: { readonly apiKey: string; readonly url: string | null } | null;
+}
 
 /** Speech providers (docs/speech.md). */
 export interface SpeechConfig {
@@ -535,6 +565,7 @@ export interface Config {
   /** Where blobs live: LIPSYNC_STORAGE and, for s3, the LIPSYNC_S3_* settings. */
   readonly storage: StorageConfig;
   readonly speech: SpeechConfig;
+  readonly translation: TranslationConfig;
   /** Per-model prices file (JSON, see docs/pricing.md); null = built-in table. */
   readonly pricingFile: string | null;
   readonly fetchMaxBytes: number;
@@ -739,6 +770,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
 
   const speech = speechConfig(read, dataDir);
+  const translation = translationConfig(read);
 
   const config: Config = {
     port,
@@ -767,6 +799,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     tempDir: join(dataDir, 'tmp'),
     storage: storageConfig(read),
     speech,
+    translation,
     pricingFile: resolvedPath(str('LIPSYNC_PRICING_FILE')),
     fetchMaxBytes: int('LIPSYNC_FETCH_MAX_BYTES'),
     fetchTimeoutMs,
@@ -888,6 +921,22 @@ function speechConfig(read: EnvReader, dataDir: string): SpeechConfig {
     cloneVerification: bool('LIPSYNC_VOICE_CLONE_VERIFICATION'),
     recognition,
     articulation: articulationConfig(read, dataDir, recognition.provider),
+  };
+}
+
+function translationConfig({ url, int, str }: EnvReader): TranslationConfig {
+  const openaiUrl = url('LIPSYNC_OPENAI_TRANSLATION_URL');
+  const deeplKey = str('LIPSYNC_DEEPL_API_KEY');
+  return {
+    timeoutMs: int('LIPSYNC_TRANSLATION_TIMEOUT_SECONDS') * 1000,
+    openai: openaiUrl
+      ? {
+          url: openaiUrl.replace(/\/+$/, ''),
+          apiKey: str('LIPSYNC_OPENAI_TRANSLATION_API_KEY'),
+          model: str('LIPSYNC_OPENAI_TRANSLATION_MODEL') as string,
+        }
+      : null,
+    deepl: deeplKey ? { apiKey: deeplKey, url: url('LIPSYNC_DEEPL_URL')?.replace(/\/+$/, '') ?? null } : null,
   };
 }
 

@@ -32,6 +32,9 @@ import { SpeechService } from '../services/speech.js';
 import { TtsService } from '../services/tts.js';
 import { VoiceService } from '../services/voices.js';
 import { createSpeechProviders } from '../speech/registry.js';
+import { installedApertiumPairs } from '../translation/apertium.js';
+import { createTranslationProviders } from '../translation/registry.js';
+import { TranslationService } from '../services/translation.js';
 import { IdempotencyService } from '../services/idempotency.js';
 import { assertPublicUrl, OutgoingRequestError } from '../media/http-client.js';
 import { AppError } from '../domain/errors.js';
@@ -87,6 +90,11 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     assets,
     createSpeechProviders(config.speech, { allowPrivate: config.allowPrivateUrls }),
     logger.child({ component: 'speech' }),
+  );
+  const localPairs = await installedApertiumPairs();
+  const translation = new TranslationService(
+    createTranslationProviders(config.translation, { allowPrivate: config.allowPrivateUrls, localPairs }),
+    localPairs,
   );
   const batchProgress = new BatchProgress(store);
   // The batch handler reaches the generation service through `services`, wired below.
@@ -161,6 +169,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     drain,
     remoteWorkers,
     speech,
+    translation,
     tts: new TtsService({ config, store, speech, assets, idempotency, queue }),
     transcriptions: new TranscriptionService({ config, store, assets, queue }),
     dialogueEdits: new DialogueEditService({ config, store, assets, queue }),

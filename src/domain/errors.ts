@@ -281,6 +281,18 @@ export const ERRORS = {
     'An unexpected error occurred.',
     'Retry later; if it persists, report the requestId to the operator.',
   ),
+  dubbing_language_unsupported: entry(
+    'dubbing_language_unsupported',
+    422,
+    'The translation provider cannot dub from this source language into this target language.',
+    'Pick a pair listed by GET /v2/dubbing/languages (the error names what the provider supports).',
+  ),
+  dubbing_translation_failed: entry(
+    'dubbing_translation_failed',
+    422,
+    'A sentence could not be translated.',
+    'Check that sourceLang is the language spoken in the video, or choose another translation provider.',
+  ),
   provider_service_unavailable: entry(
     'provider_service_unavailable',
     503,

@@ -15,6 +15,7 @@ import { apiKeyRoutes } from './routes/api-keys.js';
 import { healthRoutes } from './routes/health.js';
 import { generationRoutes } from './routes/generations.js';
 import { modelRoutes } from './routes/models.js';
+import { dubbingRoutes } from './routes/dubbing.js';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { assetRoutes } from './routes/assets.js';
 import { fileRoutes } from './routes/files.js';
@@ -130,6 +131,7 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(fileRoutes, { services });
   await app.register(generationRoutes, { services });
   await app.register(modelRoutes, { services });
+  await app.register(dubbingRoutes, { services });
   await app.register(webhookDeliveryRoutes, { services });
   await app.register(speechRoutes, { services });
   await app.register(transcriptionRoutes, { services });

@@ -24,6 +24,7 @@ import type { TranscriptionService } from './transcriptions.js';
 import type { DialogueEditService } from './dialogue-edits.js';
 import type { BatchService } from './batches.js';
 import type { SpeechService } from './speech.js';
+import type { TranslationService } from './translation.js';
 import type { TtsService } from './tts.js';
 import type { VoiceService } from './voices.js';
 import type { IdempotencyService } from './idempotency.js';
@@ -50,6 +51,8 @@ export interface Services {
   readonly idempotency: IdempotencyService;
   readonly generations: GenerationService;
   readonly speech: SpeechService;
+  /** Dubbing's translation providers and languages catalogue. */
+  readonly translation: TranslationService;
   readonly tts: TtsService;
   readonly voices: VoiceService;
   readonly transcriptions: TranscriptionService;

@@ -71,6 +71,13 @@ function untranslated(source: string, output: string): boolean {
   return words.length >= 3 && source.toLowerCase() === output.toLowerCase();
 }
 
+/** A sentence that began with a capital begins with one again (Apertium sometimes drops it). */
+function initialCase(source: string, output: string): string {
+  const first = /\p{L}/u.exec(source)?.[0];
+  if (!first || first === first.toLowerCase()) return output;
+  return output.replace(/\p{L}/u, (c) => c.toUpperCase());
+}
+
 export interface ApertiumOptions {
   /** The direct pairs installed (installedApertiumPairs()). */
   pairs: readonly DirectPair[];
@@ -110,7 +117,7 @@ export class ApertiumTranslationProvider implements TranslationProvider {
           `segment ${s.id} came back ${text === '' ? 'empty' : 'untranslated'}`,
           { segmentId: s.id },
         );
-      return { id: s.id, text };
+      return { id: s.id, text: initialCase(sources[i]!, text) };
     });
   }
 

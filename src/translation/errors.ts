@@ -9,7 +9,6 @@ export function translationAppError(err: TranslationError): AppError {
   const outage = (message: string, retryAfter: number): AppError =>
     new AppError('provider_service_unavailable', {
       message,
-      retryAfter,
       headers: { 'Retry-After': String(retryAfter) },
       cause: err,
     });

@@ -51,9 +51,12 @@ const SPANISH_DB: Record<string, string> = {
 const REPAIRS: Record<string, Record<string, string>> = {
   es1: SPANISH_DB,
   es2: SPANISH_DB,
-  it3: {},
-  it4: {},
   pt1: { oo: 'o' },
+};
+/** The same, for a phone right before a pause (the Italian databases have no `j-_`: "stai"). */
+const BEFORE_PAUSE: Record<string, Record<string, string>> = {
+  it3: { j: 'i' },
+  it4: { j: 'i' },
 };
 
 /**
@@ -63,14 +66,16 @@ const REPAIRS: Record<string, Record<string, string>> = {
  */
 export function repairPho(text: string, db: string): string {
   const table = REPAIRS[db] ?? {};
-  return text
-    .split(/\r?\n/)
-    .map((line) => {
+  const beforePause = BEFORE_PAUSE[db] ?? {};
+  const lines = text.split(/\r?\n/);
+  return lines
+    .map((line, i) => {
       const m = /^(\S+)(\s.*)$/.exec(line);
       if (!m || line.startsWith(';')) return line;
       let p = m[1];
       if (p.length > 1) p = p.replace(/[/;]$/, '');
       p = table[p] ?? p;
+      if (/^_\s/.test(lines[i + 1] ?? '') || i === lines.length - 1) p = beforePause[p] ?? p;
       return `${p}${m[2]}`;
     })
     .join('\n');
@@ -156,7 +161,8 @@ export function visemeOfPhone(raw: string): string | null {
   if (p === '') return null;
   if (VISEME_OF[p]) return VISEME_OF[p];
   const base = p
-    .replace(/[/;:~0-9]+$/g, '')
+    .replace(/[/;:~]+$/, '')
+    .replace(/(?<=[A-Za-z])[0-9]$/, '')
     .replace(/~/g, '')
     .replace(/^(a|e|i|o|u)[mn]$/, '$1');
   if (base !== p && VISEME_OF[base]) return VISEME_OF[base];

@@ -118,10 +118,14 @@ describe('espeak-ng + MBROLA voices', () => {
       if (!engines.espeak?.mbrolaDbs.includes(v.espeak!.db)) continue;
       const text = SENTENCES[v.providerVoiceId];
       assert.ok(text, `a test sentence for ${v.providerVoiceId}`);
-      const pho = spawnSync('espeak-ng', ['--path', data, '-v', v.espeak!.espeak, '-q', '--pho'], {
-        input: text,
-        encoding: 'utf8',
-      });
+      const pho: { status: number | null; stdout: string } = spawnSync(
+        'espeak-ng',
+        ['--path', data, '-v', v.espeak!.espeak, '-q', '--pho'],
+        {
+          input: text,
+          encoding: 'utf8',
+        },
+      );
       assert.equal(pho.status, 0);
       const file = join(root, `${v.providerVoiceId}.pho`);
       await writeFile(file, repairPho(pho.stdout, v.espeak!.db));

@@ -1,7 +1,7 @@
 // Synthesis in other languages: espeak-ng turns the text into phones with durations and pitch (its
 // `--pho` output for an MBROLA voice), and mbrola renders exactly that file. The phone times are
 // therefore the synthesizer's own (no alignment), and the WAV is as long as their sum (mbrola
-// rounds each phone to its 16 kHz frames; the times are rescaled to the exact sample count).
+// rounds each phone to the database's frames; the times are rescaled to the exact sample count).
 // espeak-ng's own formant voices give no phone times from the command line, so they are not offered.
 import { mkdir, mkdtemp, readdir, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -109,7 +109,10 @@ async function pho(text: string, opts: EspeakOptions, file: string, dir: string)
   );
 }
 
-/** Renders each chunk; returns a WAV (16 kHz mono 16-bit) and its words and phones per chunk. */
+/**
+ * Renders each chunk; returns a WAV (mono 16-bit at the database's rate: 16 or 22.05 kHz) and its
+ * words and phones per chunk.
+ */
 export async function synthesizeEspeak(
   chunks: readonly string[],
   opts: EspeakOptions,

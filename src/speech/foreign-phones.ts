@@ -68,17 +68,23 @@ export function repairPho(text: string, db: string): string {
   const table = REPAIRS[db] ?? {};
   const beforePause = BEFORE_PAUSE[db] ?? {};
   const lines = text.split(/\r?\n/);
-  return lines
-    .map((line, i) => {
-      const m = /^(\S+)(\s.*)$/.exec(line);
-      if (!m || line.startsWith(';')) return line;
-      let p = m[1];
-      if (p.length > 1) p = p.replace(/[/;]$/, '');
-      p = table[p] ?? p;
-      if (/^_\s/.test(lines[i + 1] ?? '') || i === lines.length - 1) p = beforePause[p] ?? p;
-      return `${p}${m[2]}`;
-    })
-    .join('\n');
+  const phoneAt = (line: string): RegExpExecArray | null =>
+    line.startsWith(';') ? null : /^(\S+)(\s.*)$/.exec(line);
+  const out = [...lines];
+  // Walked backwards so that each phone knows the phone after it: espeak-ng puts a blank line (and
+  // sometimes comments) before a pause, and the end of the file is a pause for mbrola too.
+  let next = '_';
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = phoneAt(lines[i]);
+    if (!m) continue;
+    let p = m[1];
+    if (p.length > 1) p = p.replace(/[/;]$/, '');
+    p = table[p] ?? p;
+    if (next === '_') p = beforePause[p] ?? p;
+    out[i] = `${p}${m[2]}`;
+    next = p;
+  }
+  return out.join('\n');
 }
 
 /** The viseme of each target-language phone, written as the ARPAbet phone with the same mouth. */

@@ -33,6 +33,14 @@ describe('other-language phones', () => {
     assert.equal(repairPho('oo\t30', 'br3'), 'oo\t30');
   });
 
+  it('repairs a glide before a pause, past the blank line espeak-ng writes there, or at the end', () => {
+    // Italian "stai?" as espeak-ng writes it: the databases have no j-_ pair.
+    const stai = 'a1\t84\t 0 113\nj\t115\t100 102\n\n_\t301\nj\t40\na\t80';
+    assert.equal(repairPho(stai, 'it3'), 'a1\t84\t 0 113\ni\t115\t100 102\n\n_\t301\nj\t40\na\t80');
+    assert.equal(repairPho('a\t80\nj\t60\n; end\n', 'it4'), 'a\t80\ni\t60\n; end\n');
+    assert.equal(repairPho('a\t80\nj\t60\n_\t100', 'fr1'), 'a\t80\nj\t60\n_\t100');
+  });
+
   for (const [lang, phones] of Object.entries(INVENTORY)) {
     it(`gives every ${lang} phone a mouth shape the engine knows`, () => {
       for (const p of phones) {

@@ -2,10 +2,10 @@
 # The Debian packages the service needs, installed when missing (used by setup-and-serve.sh and
 # .ci/run): ffmpeg for media; festival + the slt HTS voice + the CMU lexicon (the default local voice,
 # with native word and phone timings), pocketsphinx + its US English model (forced alignment),
-# praat (voice profiles and cloning), rubberband-cli, and Apertium's translation pairs (dubbing).
-# RHVoice's English voices are better but live in Debian's contrib/non-free components: they are
-# added to apt's sources and installed when possible, and skipped (with a note) when not; the local
-# provider then offers the festival voice.
+# praat (voice profiles and cloning), rubberband-cli and Apertium's translation pairs (dubbing). RHVoice's English voices are better, and
+# espeak-ng + MBROLA speak the other languages (docs/dubbing-voices.md); both live partly in Debian's
+# contrib/non-free components: they are added to apt's sources and installed when possible, and
+# skipped (with a note) when not; the local provider then offers only the voices that are installed.
 # Non-interactive; as root or with passwordless sudo.
 set -euo pipefail
 
@@ -63,15 +63,20 @@ else
   echo "system packages: ffmpeg and the speech engines are installed"
 fi
 
-if ! command -v RHVoice-test >/dev/null 2>&1 || [ ! -d /usr/share/RHVoice/voices/clb ]; then
-  list=/etc/apt/sources.list.d/lipsync-contrib-non-free.sources
+# Adds Debian's contrib and non-free components to apt's sources once, unless some source has them.
+add_contrib_non_free() {
+  local list=/etc/apt/sources.list.d/lipsync-contrib-non-free.sources codename
   codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
   if [ -n "$codename" ] && [ -d /etc/apt/sources.list.d ] && ! grep -rqs 'non-free' /etc/apt/sources.list /etc/apt/sources.list.d; then
-    echo "adding Debian's contrib and non-free components for RHVoice ($list)"
+    echo "adding Debian's contrib and non-free components for $1 ($list)"
     printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: %s %s-updates\nComponents: contrib non-free\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
       "$codename" "$codename" | as_root tee "$list" >/dev/null
     updated=0
   fi
+}
+
+if ! command -v RHVoice-test >/dev/null 2>&1 || [ ! -d /usr/share/RHVoice/voices/clb ]; then
+  add_contrib_non_free RHVoice
   echo "installing RHVoice (optional: better English voices)"
   started=$SECONDS
   apt_update || true
@@ -79,5 +84,22 @@ if ! command -v RHVoice-test >/dev/null 2>&1 || [ ! -d /usr/share/RHVoice/voices
     echo "installed in $((SECONDS - started)) s"
   else
     echo "note: RHVoice is not available here (Debian's contrib/non-free components); the local provider offers the festival voice (slt-hts), which needs nothing more" >&2
+  fi
+fi
+
+# Other languages: espeak-ng (main) writes phones with their times, mbrola (contrib) renders them with
+# a voice database (non-free: free to use, but not in a product that is sold without the authors' leave).
+mbrola_voices=(es1 es2 it3 it4 fr1 fr4 pt1 br3 cr1)
+mbrola_missing=()
+for v in "${mbrola_voices[@]}"; do [ -f "/usr/share/mbrola/$v/$v" ] || mbrola_missing+=("mbrola-$v"); done
+if ! command -v espeak-ng >/dev/null 2>&1 || ! command -v mbrola >/dev/null 2>&1 || [ ${#mbrola_missing[@]} -gt 0 ]; then
+  add_contrib_non_free MBROLA
+  echo "installing espeak-ng and MBROLA voices (optional: Spanish, Catalan, Galician, Esperanto, Italian, French, Portuguese, Serbo-Croatian)"
+  started=$SECONDS
+  apt_update || true
+  if apt_quiet install -y -qq --no-install-recommends espeak-ng mbrola "${mbrola_missing[@]}"; then
+    echo "installed in $((SECONDS - started)) s"
+  else
+    echo "note: espeak-ng or the MBROLA voices are not available here (Debian's contrib/non-free components); the local provider speaks English only" >&2
   fi
 fi

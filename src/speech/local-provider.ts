@@ -1,9 +1,11 @@
-// The local synthesis provider: offline voices (festival HTS, RHVoice), the default provider. Text is
+// The local synthesis provider: offline voices (festival HTS, RHVoice; other languages through
+// espeak-ng + MBROLA, espeak.ts), the default provider. Text is
 // made speakable once (text.ts), cut into sentence groups, rendered per group, and the groups are
 // joined into one mono 16-bit WAV with their timelines shifted by exact sample offsets. festival gives
 // its own timings; RHVoice's come from forced alignment of the known text (align.ts).
 import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import { synthesizeEspeak, type EspeakVoice } from './espeak.js';
 import { synthesizeFestival } from './festival.js';
 import { joinPieces, readWavInfo, type TimedPiece } from './local-wav.js';
 import { synthesizeRhvoice } from './rhvoice.js';
@@ -22,8 +24,9 @@ import { PraatError } from './praat.js';
 export const MAX_LOCAL_TEXT_CHARS = 5000;
 
 interface LocalVoice extends ProviderVoice {
-  engine: 'festival' | 'rhvoice';
+  engine: 'festival' | 'rhvoice' | 'espeak';
   rhvoice?: RhvoiceVoice;
+  espeak?: EspeakVoice;
 }
 
 const voice = (
@@ -33,7 +36,71 @@ const voice = (
   accent: string,
   engine: 'festival' | 'rhvoice',
   rhvoice?: RhvoiceVoice,
-): LocalVoice => ({ providerVoiceId, name, labels: { gender, accent, engine }, engine, rhvoice });
+): LocalVoice => ({
+  providerVoiceId,
+  name,
+  labels: { gender, accent, engine, language: 'en' },
+  engine,
+  rhvoice,
+});
+
+/** An other-language voice (espeak-ng rules, MBROLA database); `language` is the first code it serves. */
+const foreign = (
+  providerVoiceId: string,
+  name: string,
+  gender: string,
+  espeak: string,
+  db: string,
+  languages: readonly string[],
+): LocalVoice => ({
+  providerVoiceId,
+  name,
+  labels: { gender, engine: 'espeak-mbrola', language: languages[0], languages: languages.join(',') },
+  engine: 'espeak',
+  espeak: { espeak, db, languages },
+});
+
+/**
+ * The other-language voices, best first per language (docs/dubbing-voices.md says how they were
+ * chosen). MBROLA's voice data may not be used in a product that is sold without its authors' leave:
+ * the labels say so, and the voices are offered only when their Debian packages are installed.
+ */
+export const FOREIGN_VOICES: readonly LocalVoice[] = [
+  foreign('espeak-es2', 'Spanish male (espeak-ng + MBROLA es2)', 'male', 'mb-es2', 'es2', ['es']),
+  foreign('espeak-es1', 'Spanish male (espeak-ng + MBROLA es1)', 'male', 'mb-es1', 'es1', ['es']),
+  foreign('espeak-ca', 'Catalan male (espeak-ng, Spanish MBROLA es2)', 'male', 'lipsync/ca-es2', 'es2', [
+    'ca',
+  ]),
+  foreign('espeak-gl', 'Galician male (Spanish rules, MBROLA es2)', 'male', 'lipsync/gl-es2', 'es2', ['gl']),
+  foreign('espeak-eo', 'Esperanto male (espeak-ng, Spanish MBROLA es2)', 'male', 'lipsync/eo-es2', 'es2', [
+    'eo',
+  ]),
+  foreign('espeak-hr', 'Serbo-Croatian male (espeak-ng + MBROLA cr1)', 'male', 'mb-cr1', 'cr1', [
+    'hr',
+    'sr',
+    'bs',
+    'sh',
+    'hbs',
+  ]),
+  foreign('espeak-pt', 'Portuguese female (espeak-ng + MBROLA pt1)', 'female', 'mb-pt1', 'pt1', [
+    'pt',
+    'pt-PT',
+  ]),
+  foreign('espeak-pt-br', 'Brazilian Portuguese male (espeak-ng + MBROLA br3)', 'male', 'mb-br3', 'br3', [
+    'pt-BR',
+    'pt',
+  ]),
+  foreign('espeak-it3', 'Italian male (espeak-ng + MBROLA it3)', 'male', 'mb-it3', 'it3', ['it']),
+  foreign('espeak-it4', 'Italian female (espeak-ng + MBROLA it4)', 'female', 'mb-it4', 'it4', ['it']),
+  foreign('espeak-fr1', 'French male (espeak-ng + MBROLA fr1)', 'male', 'mb-fr1', 'fr1', ['fr']),
+  foreign('espeak-fr4', 'French female (espeak-ng + MBROLA fr4)', 'female', 'mb-fr4', 'fr4', ['fr']),
+];
+
+/** The installed-or-not catalogue entries that speak a language (codes compared case-blind). */
+export function foreignVoicesFor(language: string): readonly LocalVoice[] {
+  const l = language.toLowerCase();
+  return FOREIGN_VOICES.filter((v) => v.espeak!.languages.some((x) => x.toLowerCase() === l));
+}
 
 /** The built-in voices; only LGPL/BSD voice data (never RHVoice's evgeniy-eng or lyubov). */
 export const LOCAL_VOICES: readonly LocalVoice[] = [
@@ -42,6 +109,7 @@ export const LOCAL_VOICES: readonly LocalVoice[] = [
   voice('rhvoice-bdl', 'BDL (RHVoice)', 'male', 'american', 'rhvoice', 'bdl'),
   voice('rhvoice-slt', 'SLT (RHVoice)', 'female', 'american', 'rhvoice', 'slt'),
   voice('rhvoice-alan', 'Alan (RHVoice)', 'male', 'scottish', 'rhvoice', 'alan'),
+  ...FOREIGN_VOICES,
 ];
 
 export interface LocalProviderOptions {
@@ -53,6 +121,7 @@ export interface LocalProviderOptions {
 
 function installed(v: LocalVoice, e: LocalEngines): boolean {
   if (v.engine === 'festival') return e.festival;
+  if (v.engine === 'espeak') return e.espeak?.mbrolaDbs.includes(v.espeak!.db) ?? false;
   return v.rhvoice !== undefined && e.rhvoice.includes(v.rhvoice) && e.pocketsphinx && e.ffmpeg;
 }
 
@@ -98,9 +167,9 @@ export class LocalSynthesisProvider implements SynthesisProvider {
         `text longer than ${MAX_LOCAL_TEXT_CHARS} characters`,
       );
     }
-    const chunks = splitIntoChunks(speakableText(req.text), this.opts.chunkChars ?? 300).filter((c) =>
-      /[\p{L}0-9]/u.test(c),
-    );
+    // speakableText spells numbers in English; espeak-ng reads them in the voice's own language.
+    const text = v.engine === 'espeak' ? req.text : speakableText(req.text);
+    const chunks = splitIntoChunks(text, this.opts.chunkChars ?? 300).filter((c) => /[\p{L}0-9]/u.test(c));
     if (chunks.length === 0)
       throw new SpeechProviderError('rejected', 'local', 'nothing speakable in the text');
     const speed = clamp(req.settings.speed ?? 1, 0.5, 2);
@@ -110,12 +179,19 @@ export class LocalSynthesisProvider implements SynthesisProvider {
       pieces =
         v.engine === 'festival'
           ? await synthesizeFestival(chunks, { workDir: req.workDir, speed, signal: req.signal })
-          : await synthesizeRhvoice(chunks, {
-              voice: v.rhvoice!,
-              workDir: req.workDir,
-              speed,
-              signal: req.signal,
-            });
+          : v.engine === 'espeak'
+            ? await synthesizeEspeak(chunks, {
+                voice: v.espeak!,
+                workDir: req.workDir,
+                speed,
+                signal: req.signal,
+              })
+            : await synthesizeRhvoice(chunks, {
+                voice: v.rhvoice!,
+                workDir: req.workDir,
+                speed,
+                signal: req.signal,
+              });
     } catch (err) {
       req.signal?.throwIfAborted();
       throw new SpeechProviderError('unavailable', 'local', (err as Error).message, { cause: err });

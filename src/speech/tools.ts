@@ -2,7 +2,7 @@
 // at most LIPSYNC_SPEECH_PROCESSES at once (shared with Praat), argument arrays only, a hard kill on abort or timeout, and stderr kept as a bounded tail for the log
 // (it may quote the text being spoken, so it never goes to clients). A run settles only after the
 // process has exited, so callers may delete its files right away.
-import { access, constants, stat } from 'node:fs/promises';
+import { access, constants, readdir, stat } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { spawnChild } from '../processes/spawn.js';
 import { ProcessPoolBusyError, speechProcesses } from '../processes/pool.js';
@@ -10,6 +10,7 @@ import { ProcessPoolBusyError, speechProcesses } from '../processes/pool.js';
 export const FESTIVAL_VOICE_DIR = '/usr/share/festival/voices/us/cmu_us_slt_arctic_hts';
 export const RHVOICE_VOICE_ROOT = '/usr/share/RHVoice/voices';
 export const SPHINX_MODEL_ROOT = '/usr/share/pocketsphinx/model/en-us';
+export const MBROLA_ROOT = '/usr/share/mbrola';
 
 /** `busy`: every speech process slot was taken and the queue full or its wait over (processes/pool.ts). */
 export type ToolFailure = 'failed' | 'aborted' | 'timeout' | 'spawn' | 'busy';
@@ -152,6 +153,8 @@ export interface LocalEngines {
   /** pocketsphinx_batch with the en-us model (forced alignment). */
   pocketsphinx: boolean;
   ffmpeg: boolean;
+  /** espeak-ng and mbrola (other languages), with the MBROLA databases installed. */
+  espeak?: { mbrolaDbs: string[] };
 }
 
 let detected: Promise<LocalEngines> | null = null;
@@ -159,19 +162,36 @@ let detected: Promise<LocalEngines> | null = null;
 /** Which local speech engines are installed (looked up once per process). */
 export function detectLocalEngines(): Promise<LocalEngines> {
   detected ??= (async () => {
-    const [festival, rhvoiceBin, sphinx, ffmpeg] = await Promise.all([
+    const [festival, rhvoiceBin, sphinx, ffmpeg, espeak, mbrola] = await Promise.all([
       Promise.all([onPath('festival'), isDir(FESTIVAL_VOICE_DIR)]).then(([a, b]) => a && b),
       onPath('RHVoice-test'),
       Promise.all([onPath('pocketsphinx_batch'), isDir(join(SPHINX_MODEL_ROOT, 'en-us'))]).then(
         ([a, b]) => a && b,
       ),
       onPath('ffmpeg'),
+      onPath('espeak-ng'),
+      onPath('mbrola'),
     ]);
     const rhvoice: RhvoiceVoice[] = [];
     if (rhvoiceBin) {
       for (const v of RHVOICE_VOICES) if (await isDir(join(RHVOICE_VOICE_ROOT, v))) rhvoice.push(v);
     }
-    return { festival, rhvoice, pocketsphinx: sphinx, ffmpeg };
+    const mbrolaDbs = espeak && mbrola ? await installedMbrolaDbs() : [];
+    return { festival, rhvoice, pocketsphinx: sphinx, ffmpeg, espeak: { mbrolaDbs } };
   })();
   return detected;
+}
+
+/** The MBROLA databases installed (folders under /usr/share/mbrola holding their voice file). */
+export async function installedMbrolaDbs(): Promise<string[]> {
+  const entries = await readdir(MBROLA_ROOT).catch(() => [] as string[]);
+  const out: string[] = [];
+  for (const e of entries) {
+    const ok = await access(join(MBROLA_ROOT, e, e), constants.R_OK).then(
+      () => true,
+      () => false,
+    );
+    if (ok) out.push(e);
+  }
+  return out;
 }

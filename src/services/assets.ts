@@ -513,8 +513,18 @@ export class AssetService {
     }
     // The same rule as the sweep, so that the outcome does not depend on when the sweep last ran.
     if (this.abandoned(pending)) {
-      await this.blobs.delete(pending.storageKey);
-      await this.store.assets.deleteUpload(pending.organizationId, pending.storageKey);
+      // A storage failure leaves the record, and so the blob, to the sweep: the answer stays this 400.
+      const deleted = await this.blobs.delete(pending.storageKey).then(
+        () => true,
+        (err: unknown) => {
+          this.logger.warn(
+            { err, key: pending.storageKey },
+            'abandoned upload could not be removed; the sweep will',
+          );
+          return false;
+        },
+      );
+      if (deleted) await this.store.assets.deleteUpload(pending.organizationId, pending.storageKey);
       throw refuse(
         'This upload was not registered in time and has been removed: announce and upload it again.',
       );

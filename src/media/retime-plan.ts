@@ -36,9 +36,8 @@ export interface RetimePlan {
 export class RetimePlanError extends Error {}
 
 /**
- * The longest freeze (extra showings of one frame) and the longest run of dropped frames, unless the
- * slot's stretch needs more: a movement paused or skipped for more than 2 frames (80 ms at 25 fps)
- * reads as a stutter even where the motion measure is low.
+ * The longest freeze (extra showings of one frame), unless the slot's stretch needs more: a movement
+ * paused for more than 2 frames (80 ms at 25 fps) reads as a stutter even where the motion measure is low.
  */
 export const MAX_RUN = 2;
 
@@ -66,31 +65,29 @@ export function slotSections(
 }
 
 /**
- * How many times each of a section's frames is shown so that the section fills `outputFrames`
- * (0 = dropped). `motion[j]` is how much frame j differs from its neighbours. The extra or missing
- * frames are shared out in proportion to 1/motion (a still stretch takes them first), at most
- * `maxRun` holds of one frame and `maxRun` drops in a row (raised only when the stretch needs it),
- * then rounded cumulatively: equal motion gives an even spread, and the total is exact.
+ * How many times each of a section's frames is shown so that the section fills `outputFrames`, at
+ * least its own length (a shortened section is dissolved instead, see planRetime). `motion[j]` is how
+ * much frame j differs from its neighbours. The extra frames are shared out in proportion to 1/motion
+ * (a still stretch takes them first), at most `maxRun` holds of one frame (raised only when the
+ * stretch needs it), then rounded: equal motion gives an even spread, and the total is exact.
  */
 export function chooseFrames(motion: readonly number[], outputFrames: number, maxRun = MAX_RUN): number[] {
   const n = motion.length;
-  const counts = new Array<number>(n).fill(outputFrames > 0 ? 1 : 0);
-  const k = Math.abs(outputFrames - n);
-  if (n === 0 || outputFrames <= 0 || k === 0) return counts;
-  const longer = outputFrames > n;
-  const run = Math.max(maxRun, Math.ceil(longer ? k / n : k / (n - k)));
-  // Drops: at most run/(run+1) per frame, so no run+1 frames in a row are all dropped after rounding.
-  // The margin keeps float error from rounding a window up by one.
-  const cap = (longer ? run : run / (run + 1)) - 1e-9;
+  if (outputFrames < n) throw new RetimePlanError('chooseFrames only lengthens a section');
+  const counts = new Array<number>(n).fill(1);
+  const k = outputFrames - n;
+  if (n === 0 || k === 0) return counts;
+  const run = Math.max(maxRun, Math.ceil(k / n));
   const mean = motion.reduce((a, m) => a + Math.max(0, m), 0) / n;
   const eps = mean * 0.01 + 1e-9;
+  // The margin keeps float error from rounding a share over the limit.
   const ideal = waterFill(
     motion.map((m) => 1 / (Math.max(0, m) + eps)),
     k,
-    cap,
+    run - 1e-9,
   );
-  const extra = roundShares(ideal, k, run, longer);
-  return counts.map((c, j) => (longer ? c + extra[j] : c - extra[j]));
+  const extra = roundShares(ideal, k, run);
+  return counts.map((c, j) => c + extra[j]);
 }
 
 /**
@@ -100,7 +97,7 @@ export function chooseFrames(motion: readonly number[], outputFrames: number, ma
  * a remainder to whatever frame comes next, moving frames; it is the fallback if the greedy pass is
  * left short.
  */
-function roundShares(ideal: readonly number[], k: number, run: number, longer: boolean): number[] {
+function roundShares(ideal: readonly number[], k: number, run: number): number[] {
   const n = ideal.length;
   const cumulative = new Array<number>(n).fill(0);
   let cum = 0;
@@ -121,15 +118,9 @@ function roundShares(ideal: readonly number[], k: number, run: number, longer: b
         ? frac[b] - frac[a]
         : cumulative[b] - share[b] - (cumulative[a] - share[a]) || a - b,
     );
-  const dropRun = (j: number) => {
-    let r = 1;
-    for (let i = j - 1; i >= 0 && share[i] > 0; i--) r++;
-    for (let i = j + 1; i < n && share[i] > 0; i++) r++;
-    return r;
-  };
   for (const j of order) {
     if (left <= 0) break;
-    if (longer ? share[j] + 1 > run : share[j] > 0 || dropRun(j) > run) continue;
+    if (share[j] + 1 > run) continue;
     share[j]++;
     left--;
   }

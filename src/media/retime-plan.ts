@@ -51,17 +51,31 @@ export const MIN_DISSOLVE_FRAMES = 6;
 /** What a render lets a dissolve borrow: 3 frames at 25 fps, inside what a viewer reads as the cut. */
 export const DISSOLVE_BORROW_MS = 120;
 
-/** Each slot's source frames [start, end), in the caller's order: the sections to measure. */
-export function slotSections(
-  slots: readonly RetimeSlot[],
-  sourceFrames: number,
-  fps: number,
-): { start: number; end: number }[] {
-  const frame = (ms: number) => Math.round((ms * fps) / 1000);
-  return slots.map((s) => ({
-    start: Math.min(sourceFrames, frame(s.sourceStartMs)),
-    end: Math.min(sourceFrames, frame(s.sourceStartMs + s.sourceDurationMs)),
-  }));
+/** What the plan gives a slot: its section's source frames [start, end) and its output frames. */
+export interface SlotFrames {
+  start: number;
+  end: number;
+  outputFrames: number;
+}
+
+export interface RetimeInput {
+  slots: readonly RetimeSlot[];
+  sourceFrames: number;
+  previewDurationMs: number;
+  fps: number;
+  /** Per slot (the order of `slots`): its section's per-frame motion; without it, an even spread. */
+  motion?: readonly (readonly number[] | null | undefined)[];
+  /** The most a dissolve borrows from the untouched picture on each side of a slot (ms). */
+  borrowMs?: number;
+}
+
+/**
+ * Each slot's frames as planRetime decides them (the caller's order): a slot is lengthened, and its
+ * held frames placed by motion, exactly when `outputFrames > end - start`, so that is what to measure.
+ * Motion changes where frames are held, never these numbers.
+ */
+export function slotFrames(input: Omit<RetimeInput, 'motion'>): SlotFrames[] {
+  return retime(input).slotFrames;
 }
 
 /**
@@ -179,23 +193,19 @@ function shownPieces(start: number, counts: readonly number[]): RetimePiece[] {
  * their source length; each slot ends where the preview says it ends, so the small differences of the
  * preview's cross-fades land inside the (redrawn) slots, never outside them.
  */
-export function planRetime(input: {
-  slots: readonly RetimeSlot[];
-  sourceFrames: number;
-  previewDurationMs: number;
-  fps: number;
-  /** Per slot (the order of `slots`): its section's per-frame motion; without it, an even spread. */
-  motion?: readonly (readonly number[] | null | undefined)[];
-  /** The most a dissolve borrows from the untouched picture on each side of a slot (ms). */
-  borrowMs?: number;
-}): RetimePlan {
+export function planRetime(input: RetimeInput): RetimePlan {
+  return retime(input).plan;
+}
+
+function retime(input: RetimeInput): { plan: RetimePlan; slotFrames: SlotFrames[] } {
   const { fps, sourceFrames } = input;
   if (!(fps > 0) || !(sourceFrames > 0)) throw new RetimePlanError('fps and source frames must be positive');
   const frame = (ms: number) => Math.round((ms * fps) / 1000);
   const frameCount = Math.max(1, frame(input.previewDurationMs));
   const slots = input.slots
-    .map((s, i) => ({ ...s, motion: input.motion?.[i] }))
+    .map((s, i) => ({ ...s, index: i, motion: input.motion?.[i] }))
     .sort((a, b) => a.sourceStartMs - b.sourceStartMs);
+  const decided = new Array<SlotFrames>(slots.length);
   const pieces: RetimePiece[] = [];
   let src = 0;
   let out = 0;
@@ -212,6 +222,7 @@ export function planRetime(input: {
     keep(a);
     const outEnd = Math.min(frameCount, frame(s.outputStartMs + s.outputDurationMs));
     const n = Math.max(0, outEnd - out);
+    decided[s.index] = { start: a, end: b, outputFrames: n };
     if (n < b - a) {
       // Shortened: dissolve from where the picture was to where it will be, never past a neighbouring
       // slot, the source or the preview.
@@ -248,6 +259,7 @@ export function planRetime(input: {
     if (n > 0) {
       const end = b > a ? b : Math.min(sourceFrames, a + 1);
       const start = b > a ? a : Math.max(0, end - 1);
+      decided[s.index] = { start, end, outputFrames: n };
       if (s.motion?.length === end - start && n !== end - start)
         pieces.push(...shownPieces(start, chooseFrames(s.motion, n)));
       else pieces.push({ sourceStart: start, sourceEnd: end, outputFrames: n, retimed: n !== end - start });
@@ -267,7 +279,7 @@ export function planRetime(input: {
       out += missing;
     }
   }
-  return { fps, pieces, frameCount };
+  return { plan: { fps, pieces, frameCount }, slotFrames: decided };
 }
 
 /**

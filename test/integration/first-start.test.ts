@@ -67,7 +67,7 @@ describe(`first start (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
   test('the banner shows the key once and names the setting for local webhooks', () => {
     const lines = firstStartBanner(first!, { publicUrl: 'http://localhost:8080', allowPrivateUrls: false });
     const text = lines.join('\n');
-    assert.equal(text.split(first!.key).length - 1, 2, 'the key line and the curl line');
+    assert.equal(text.split(first!.key).length - 1, 3, 'the key line, the curl line and the login line');
     assert.match(text, /curl -H "x-api-key: .+" http:\/\/localhost:8080\/v2\/projects/);
     assert.match(text, /LIPSYNC_ALLOW_PRIVATE_URLS=true/);
     assert.match(text, /webhook/i);

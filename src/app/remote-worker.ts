@@ -8,7 +8,7 @@ import { speechProcesses } from '../processes/pool.js';
 import { HandlerRegistry, type AnyJobHandler } from '../jobs/handler.js';
 import { HttpWorkerPort } from '../jobs/http-worker-port.js';
 import { WorkerPool } from '../jobs/worker.js';
-import { processScratchDir, sweepScratch } from './scratch.js';
+import { keepMarkerFresh, processScratchDir, sweepScratch } from './scratch.js';
 import { Metrics } from '../metrics/metrics.js';
 import { MeteredWorkerPort } from '../jobs/metered-port.js';
 import { listenForMetrics } from '../http/metrics.js';
@@ -63,6 +63,7 @@ export async function startRemoteWorker(
   void sweepScratch(config.tempDir, config.jobTimeoutMs).catch((err: unknown) =>
     logger.warn({ err }, 'the temp folder could not be swept'),
   );
+  const marker = keepMarkerFresh(config.tempDir);
   // This process's own registry: its runs and engine speed (the jobs settle, and are counted, on the
   // server). Scraped through LIPSYNC_METRICS_PORT only.
   const metrics = new Metrics({ kinds, logger: logger.child({ component: 'metrics' }) });
@@ -98,6 +99,7 @@ export async function startRemoteWorker(
     metrics,
     metricsUrl: metricsListener?.url ?? null,
     async stop() {
+      marker.stop();
       const stopping = pool.stop();
       port.close();
       await stopping;

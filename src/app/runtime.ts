@@ -9,7 +9,7 @@ import { UploadSweeper } from '../services/upload-sweeper.js';
 import { DatabaseWorkerPort } from '../jobs/port.js';
 import { guardedPost } from '../media/guarded-post.js';
 import { MeteredWorkerPort } from '../jobs/metered-port.js';
-import { processScratchDir, sweepScratch } from './scratch.js';
+import { keepMarkerFresh, processScratchDir, sweepScratch } from './scratch.js';
 
 export interface Background {
   readonly pool: WorkerPool;
@@ -95,6 +95,7 @@ export function startHousekeeping(services: Services): { stop(): Promise<void> }
     (n) => n > 0 && logger.info({ removed: n }, 'temp files of stopped processes removed'),
     (err: unknown) => logger.warn({ err }, 'the temp folder could not be swept'),
   );
+  const marker = keepMarkerFresh(config.tempDir);
   watchdog.start();
   dispatcher.start();
   uploads.start();
@@ -103,6 +104,7 @@ export function startHousekeeping(services: Services): { stop(): Promise<void> }
       await watchdog.stop();
       await dispatcher.stop();
       await uploads.stop();
+      marker.stop();
     },
   };
 }

@@ -75,9 +75,17 @@ export function client(server: string, key: string): Api {
     }
     let res: Response;
     try {
-      res = await fetch(`${base}${path}`, { method, headers, body: payload });
+      // Never followed: the key would go along to wherever Location points.
+      res = await fetch(`${base}${path}`, { method, headers, body: payload, redirect: 'manual' });
     } catch (err) {
       throw new ClientError(`cannot reach the server at ${base}: ${(err as Error).message}`);
+    }
+    if (res.status >= 300 && res.status < 400) {
+      await res.body?.cancel();
+      throw new ClientError(
+        `the server at ${base} redirects (HTTP ${res.status}) to ${locationOrigin(res, base)}; the CLI ` +
+          'does not follow redirects, so that the API key stays with the named server: give the final URL as --server',
+      );
     }
     const text = await res.text();
     let json: any = null;
@@ -88,6 +96,17 @@ export function client(server: string, key: string): Api {
     }
     return { status: res.status, headers: res.headers, json, text };
   };
+}
+
+/** The origin a redirect points to (never its path or query, which may carry secrets). */
+function locationOrigin(res: Response, base: string): string {
+  const location = res.headers.get('location');
+  if (!location) return 'nowhere (no Location header)';
+  try {
+    return new URL(location, `${base}/`).origin;
+  } catch {
+    return 'an invalid Location';
+  }
 }
 
 /** "what: HTTP 422 voice_blocked: message", with the API's error object kept for --json. */

@@ -165,6 +165,35 @@ export function contentTypeFor(format: string, type: AssetType): string {
  */
 export const OPEN_UPLOAD_FILES = 50;
 
+/** The most open uploads walked for a Retry-After: past them the answer is the last one's expiry. */
+export const OPEN_UPLOAD_WALK = 1000;
+
+/** How many bytes announcing `size` more would pass the organization's allowance by (<= 0: it fits). */
+export function openUploadExcess(plan: Plan, openBytes: number, size: number): number {
+  return openBytes + size - OPEN_UPLOAD_FILES * PLAN_LIMITS[plan].maxFileBytes;
+}
+
+/**
+ * Seconds until enough open uploads have closed (each at its expiry plus the grace period), walked in
+ * expiry order, to free `excessBytes`. Retry-After of upload_limit_reached: the earliest expiry alone
+ * may free too little, and a client retrying then would only be refused again.
+ */
+export function uploadRoomAfterSeconds(
+  open: readonly { size: number; expiresAt: string }[],
+  excessBytes: number,
+  graceMs: number,
+  nowMs: number,
+): number {
+  let freed = 0;
+  let at = nowMs;
+  for (const u of [...open].sort((a, b) => Date.parse(a.expiresAt) - Date.parse(b.expiresAt))) {
+    at = Date.parse(u.expiresAt) + graceMs;
+    freed += u.size;
+    if (freed >= excessBytes) break;
+  }
+  return Math.max(0, (at - nowMs) / 1000);
+}
+
 /** 429 upload_limit_reached when announcing `size` more bytes would pass the organization's allowance. */
 export function assertOpenUploadRoom(
   plan: Plan,
@@ -172,8 +201,8 @@ export function assertOpenUploadRoom(
   size: number,
   retryAfterSeconds: number,
 ): void {
+  if (openUploadExcess(plan, openBytes, size) <= 0) return;
   const allowed = OPEN_UPLOAD_FILES * PLAN_LIMITS[plan].maxFileBytes;
-  if (openBytes + size <= allowed) return;
   const retryAfter = Math.max(1, Math.ceil(retryAfterSeconds));
   throw new AppError('upload_limit_reached', {
     field: 'size',

@@ -18,9 +18,6 @@ export type DialogueEdit =
   | { kind: 'change'; wordId: string; replacement: string; pronunciation?: string }
   | { kind: 'remove'; wordIds: string[] };
 
-/** The organization flags an API-key dialogue edit needs (domain/feature-flags.ts). */
-export { SECTION_EXPANSION_FLAG, SEGMENT_LIPSYNC_FLAG };
-
 export interface DialogueEditRequest {
   transcript: Transcript;
   words: SourceWord[];

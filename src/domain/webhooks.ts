@@ -45,8 +45,9 @@ export function isPermanentFailure(status: number): boolean {
 const MASK = '***';
 
 /**
- * A webhook URL as API responses show it: credentials in its user info and the values of its query
- * (where receivers put tokens) masked, so that every key of the organization can see where
+ * A webhook URL as API responses show it: credentials in its user info, the path after its first
+ * segment (Slack's /services/T…/B…/<secret>, Discord's /api/webhooks/<id>/<token>) and the values of
+ * its query (where receivers put tokens) masked, so that every key of the organization can see where
  * notifications go without learning the receiver's secrets. Deliveries use the stored URL.
  */
 export function redactedWebhookUrl(url: string): string {
@@ -58,6 +59,8 @@ export function redactedWebhookUrl(url: string): string {
   }
   if (u.username) u.username = MASK;
   if (u.password) u.password = MASK;
+  const [first = '', ...rest] = u.pathname.slice(1).split('/');
+  if (rest.some((segment) => segment !== '')) u.pathname = `/${first}/${MASK}`;
   const query = u.search
     .slice(1)
     .split('&')

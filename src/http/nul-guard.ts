@@ -8,8 +8,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import { findNul, nulMessage } from '../domain/nul.js';
 
-export { findNul };
-
 export function assertNoNul(request: FastifyRequest): void {
   const parts: [string, unknown][] = [
     ['path', request.params],

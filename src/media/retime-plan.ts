@@ -36,9 +36,8 @@ export interface RetimePlan {
 export class RetimePlanError extends Error {}
 
 /**
- * The longest freeze (extra showings of one frame) and the longest run of dropped frames, unless the
- * slot's stretch needs more: a movement paused or skipped for more than 2 frames (80 ms at 25 fps)
- * reads as a stutter even where the motion measure is low.
+ * The longest freeze (extra showings of one frame), unless the slot's stretch needs more: a movement
+ * paused for more than 2 frames (80 ms at 25 fps) reads as a stutter even where the motion measure is low.
  */
 export const MAX_RUN = 2;
 
@@ -52,45 +51,57 @@ export const MIN_DISSOLVE_FRAMES = 6;
 /** What a render lets a dissolve borrow: 3 frames at 25 fps, inside what a viewer reads as the cut. */
 export const DISSOLVE_BORROW_MS = 120;
 
-/** Each slot's source frames [start, end), in the caller's order: the sections to measure. */
-export function slotSections(
-  slots: readonly RetimeSlot[],
-  sourceFrames: number,
-  fps: number,
-): { start: number; end: number }[] {
-  const frame = (ms: number) => Math.round((ms * fps) / 1000);
-  return slots.map((s) => ({
-    start: Math.min(sourceFrames, frame(s.sourceStartMs)),
-    end: Math.min(sourceFrames, frame(s.sourceStartMs + s.sourceDurationMs)),
-  }));
+/** What the plan gives a slot: its section's source frames [start, end) and its output frames. */
+export interface SlotFrames {
+  start: number;
+  end: number;
+  outputFrames: number;
+}
+
+export interface RetimeInput {
+  slots: readonly RetimeSlot[];
+  sourceFrames: number;
+  previewDurationMs: number;
+  fps: number;
+  /** Per slot (the order of `slots`): its section's per-frame motion; without it, an even spread. */
+  motion?: readonly (readonly number[] | null | undefined)[];
+  /** The most a dissolve borrows from the untouched picture on each side of a slot (ms). */
+  borrowMs?: number;
 }
 
 /**
- * How many times each of a section's frames is shown so that the section fills `outputFrames`
- * (0 = dropped). `motion[j]` is how much frame j differs from its neighbours. The extra or missing
- * frames are shared out in proportion to 1/motion (a still stretch takes them first), at most
- * `maxRun` holds of one frame and `maxRun` drops in a row (raised only when the stretch needs it),
- * then rounded cumulatively: equal motion gives an even spread, and the total is exact.
+ * Each slot's frames as planRetime decides them (the caller's order): a slot is lengthened, and its
+ * held frames placed by motion, exactly when `outputFrames > end - start`, so that is what to measure.
+ * Motion changes where frames are held, never these numbers.
+ */
+export function slotFrames(input: Omit<RetimeInput, 'motion'>): SlotFrames[] {
+  return retime(input).slotFrames;
+}
+
+/**
+ * How many times each of a section's frames is shown so that the section fills `outputFrames`, at
+ * least its own length (a shortened section is dissolved instead, see planRetime). `motion[j]` is how
+ * much frame j differs from its neighbours. The extra frames are shared out in proportion to 1/motion
+ * (a still stretch takes them first), at most `maxRun` holds of one frame (raised only when the
+ * stretch needs it), then rounded: equal motion gives an even spread, and the total is exact.
  */
 export function chooseFrames(motion: readonly number[], outputFrames: number, maxRun = MAX_RUN): number[] {
   const n = motion.length;
-  const counts = new Array<number>(n).fill(outputFrames > 0 ? 1 : 0);
-  const k = Math.abs(outputFrames - n);
-  if (n === 0 || outputFrames <= 0 || k === 0) return counts;
-  const longer = outputFrames > n;
-  const run = Math.max(maxRun, Math.ceil(longer ? k / n : k / (n - k)));
-  // Drops: at most run/(run+1) per frame, so no run+1 frames in a row are all dropped after rounding.
-  // The margin keeps float error from rounding a window up by one.
-  const cap = (longer ? run : run / (run + 1)) - 1e-9;
+  if (outputFrames < n) throw new RetimePlanError('chooseFrames only lengthens a section');
+  const counts = new Array<number>(n).fill(1);
+  const k = outputFrames - n;
+  if (n === 0 || k === 0) return counts;
+  const run = Math.max(maxRun, Math.ceil(k / n));
   const mean = motion.reduce((a, m) => a + Math.max(0, m), 0) / n;
   const eps = mean * 0.01 + 1e-9;
+  // The margin keeps float error from rounding a share over the limit.
   const ideal = waterFill(
     motion.map((m) => 1 / (Math.max(0, m) + eps)),
     k,
-    cap,
+    run - 1e-9,
   );
-  const extra = roundShares(ideal, k, run, longer);
-  return counts.map((c, j) => (longer ? c + extra[j] : c - extra[j]));
+  const extra = roundShares(ideal, k, run);
+  return counts.map((c, j) => c + extra[j]);
 }
 
 /**
@@ -100,7 +111,7 @@ export function chooseFrames(motion: readonly number[], outputFrames: number, ma
  * a remainder to whatever frame comes next, moving frames; it is the fallback if the greedy pass is
  * left short.
  */
-function roundShares(ideal: readonly number[], k: number, run: number, longer: boolean): number[] {
+function roundShares(ideal: readonly number[], k: number, run: number): number[] {
   const n = ideal.length;
   const cumulative = new Array<number>(n).fill(0);
   let cum = 0;
@@ -121,15 +132,9 @@ function roundShares(ideal: readonly number[], k: number, run: number, longer: b
         ? frac[b] - frac[a]
         : cumulative[b] - share[b] - (cumulative[a] - share[a]) || a - b,
     );
-  const dropRun = (j: number) => {
-    let r = 1;
-    for (let i = j - 1; i >= 0 && share[i] > 0; i--) r++;
-    for (let i = j + 1; i < n && share[i] > 0; i++) r++;
-    return r;
-  };
   for (const j of order) {
     if (left <= 0) break;
-    if (longer ? share[j] + 1 > run : share[j] > 0 || dropRun(j) > run) continue;
+    if (share[j] + 1 > run) continue;
     share[j]++;
     left--;
   }
@@ -188,23 +193,19 @@ function shownPieces(start: number, counts: readonly number[]): RetimePiece[] {
  * their source length; each slot ends where the preview says it ends, so the small differences of the
  * preview's cross-fades land inside the (redrawn) slots, never outside them.
  */
-export function planRetime(input: {
-  slots: readonly RetimeSlot[];
-  sourceFrames: number;
-  previewDurationMs: number;
-  fps: number;
-  /** Per slot (the order of `slots`): its section's per-frame motion; without it, an even spread. */
-  motion?: readonly (readonly number[] | null | undefined)[];
-  /** The most a dissolve borrows from the untouched picture on each side of a slot (ms). */
-  borrowMs?: number;
-}): RetimePlan {
+export function planRetime(input: RetimeInput): RetimePlan {
+  return retime(input).plan;
+}
+
+function retime(input: RetimeInput): { plan: RetimePlan; slotFrames: SlotFrames[] } {
   const { fps, sourceFrames } = input;
   if (!(fps > 0) || !(sourceFrames > 0)) throw new RetimePlanError('fps and source frames must be positive');
   const frame = (ms: number) => Math.round((ms * fps) / 1000);
   const frameCount = Math.max(1, frame(input.previewDurationMs));
   const slots = input.slots
-    .map((s, i) => ({ ...s, motion: input.motion?.[i] }))
+    .map((s, i) => ({ ...s, index: i, motion: input.motion?.[i] }))
     .sort((a, b) => a.sourceStartMs - b.sourceStartMs);
+  const decided = new Array<SlotFrames>(slots.length);
   const pieces: RetimePiece[] = [];
   let src = 0;
   let out = 0;
@@ -221,6 +222,7 @@ export function planRetime(input: {
     keep(a);
     const outEnd = Math.min(frameCount, frame(s.outputStartMs + s.outputDurationMs));
     const n = Math.max(0, outEnd - out);
+    decided[s.index] = { start: a, end: b, outputFrames: n };
     if (n < b - a) {
       // Shortened: dissolve from where the picture was to where it will be, never past a neighbouring
       // slot, the source or the preview.
@@ -257,6 +259,7 @@ export function planRetime(input: {
     if (n > 0) {
       const end = b > a ? b : Math.min(sourceFrames, a + 1);
       const start = b > a ? a : Math.max(0, end - 1);
+      decided[s.index] = { start, end, outputFrames: n };
       if (s.motion?.length === end - start && n !== end - start)
         pieces.push(...shownPieces(start, chooseFrames(s.motion, n)));
       else pieces.push({ sourceStart: start, sourceEnd: end, outputFrames: n, retimed: n !== end - start });
@@ -276,7 +279,7 @@ export function planRetime(input: {
       out += missing;
     }
   }
-  return { fps, pieces, frameCount };
+  return { plan: { fps, pieces, frameCount }, slotFrames: decided };
 }
 
 /**

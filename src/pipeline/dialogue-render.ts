@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { DialogueRender } from '../domain/dialogue-render.js';
 import { probeMedia, type MediaProbe } from '../media/probe.js';
 import { runFfmpeg } from '../media/ffmpeg.js';
-import { DISSOLVE_BORROW_MS, planRetime, retimeFilterGraph, slotSections } from '../media/retime-plan.js';
+import { DISSOLVE_BORROW_MS, planRetime, retimeFilterGraph, slotFrames } from '../media/retime-plan.js';
 import { sectionMotion } from '../media/section-motion.js';
 import { chooseFps } from '../media/conform-plan.js';
 
@@ -30,25 +30,26 @@ export async function renderEditedVideo(
   const seconds = v?.frameCount && v.fps ? v.frameCount / v.fps : (source.probe.durationSeconds ?? 0);
   const sourceFrames = Math.max(1, Math.round(seconds * fps));
   const size = v && v.width > 0 && v.height > 0 ? { width: v.width, height: v.height } : null;
+  const frames = {
+    slots: edit.slots,
+    sourceFrames,
+    previewDurationMs: edit.previewDurationMs,
+    fps,
+    borrowMs: DISSOLVE_BORROW_MS,
+  };
   const motion =
     opts.motionAware === false || !size
       ? undefined
       : await Promise.all(
-          // A section of one frame has nothing to choose between; a shortened one is dissolved.
-          slotSections(edit.slots, sourceFrames, fps).map((sec, i) =>
-            sec.end - sec.start > 1 && edit.slots[i].outputDurationMs > edit.slots[i].sourceDurationMs
+          // Only a lengthened section, in the plan's own whole frames, has held frames to place; one
+          // of one frame has nothing to choose between; a shortened one is dissolved.
+          slotFrames(frames).map((sec) =>
+            sec.end - sec.start > 1 && sec.outputFrames > sec.end - sec.start
               ? sectionMotion(source.path, fpsText, sec, size, opts.signal)
               : null,
           ),
         );
-  const plan = planRetime({
-    slots: edit.slots,
-    sourceFrames,
-    motion,
-    previewDurationMs: edit.previewDurationMs,
-    fps,
-    borrowMs: DISSOLVE_BORROW_MS,
-  });
+  const plan = planRetime({ ...frames, motion });
   const out = join(dir, 'edited.mkv');
   // Lossless intermediate: the picture outside the slots must reach the engine as the source's.
   await runFfmpeg(

@@ -22,6 +22,9 @@ import {
   DEFAULT_ASSET_PAGE,
   DEFAULT_ASSET_SORT,
   assertOpenUploadRoom,
+  OPEN_UPLOAD_WALK,
+  openUploadExcess,
+  uploadRoomAfterSeconds,
   assetName,
   contentTypeFor,
   decodeCursor,
@@ -314,10 +317,14 @@ export class AssetService {
     // Counted and inserted under the organization's lock, so that parallel announcements cannot
     // together pass the allowance.
     await this.store.organizations.exclusive(org.id, async (trx) => {
-      const open = await this.store.assets.openUploads(org.id, this.openSince(now), trx);
-      const reopensInMs =
-        open.firstExpiry === null ? 0 : Date.parse(open.firstExpiry) + this.uploadGraceMs - now;
-      assertOpenUploadRoom(org.plan, open.bytes, input.size, reopensInMs / 1000);
+      const since = this.openSince(now);
+      const open = await this.store.assets.openUploads(org.id, since, trx);
+      const excess = openUploadExcess(org.plan, open.bytes, input.size);
+      if (excess > 0) {
+        const byExpiry = await this.store.assets.openUploadsByExpiry(org.id, since, OPEN_UPLOAD_WALK, trx);
+        const wait = uploadRoomAfterSeconds(byExpiry, excess, this.uploadGraceMs, now);
+        assertOpenUploadRoom(org.plan, open.bytes, input.size, wait);
+      }
       await this.store.assets.insertUpload(pending, trx);
     });
     return { uploadUrl, url, expiresIn: UPLOAD_URL_SECONDS };
@@ -513,8 +520,18 @@ export class AssetService {
     }
     // The same rule as the sweep, so that the outcome does not depend on when the sweep last ran.
     if (this.abandoned(pending)) {
-      await this.blobs.delete(pending.storageKey);
-      await this.store.assets.deleteUpload(pending.organizationId, pending.storageKey);
+      // A storage failure leaves the record, and so the blob, to the sweep: the answer stays this 400.
+      const deleted = await this.blobs.delete(pending.storageKey).then(
+        () => true,
+        (err: unknown) => {
+          this.logger.warn(
+            { err, key: pending.storageKey },
+            'abandoned upload could not be removed; the sweep will',
+          );
+          return false;
+        },
+      );
+      if (deleted) await this.store.assets.deleteUpload(pending.organizationId, pending.storageKey);
       throw refuse(
         'This upload was not registered in time and has been removed: announce and upload it again.',
       );

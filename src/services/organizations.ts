@@ -50,6 +50,9 @@ export function newWebhookSecret(): string {
   return 'whsec_' + randomBytes(32).toString('base64url');
 }
 
+const notFound = (id: string) =>
+  new AppError('invalid_request', { status: 404, field: 'id', message: `organization ${id} not found` });
+
 export class OrganizationService {
   constructor(private readonly store: Store) {}
 
@@ -73,39 +76,41 @@ export class OrganizationService {
     return org;
   }
 
+  /** Read and write in one transaction under the organization's lock: concurrent flag changes all stay. */
   async update(id: string, input: OrganizationInput): Promise<Organization> {
     validate(input);
-    const org = await this.get(id);
-    const next: Organization = {
-      ...org,
-      name: input.name?.trim() ?? org.name,
-      plan: (input.plan as Plan | undefined) ?? org.plan,
-      billing: (input.billing as BillingMode | undefined) ?? org.billing,
-      concurrencyLimit: input.concurrency === undefined ? org.concurrencyLimit : input.concurrency,
-      flags: changedFlags(org.flags, { set: input.flags, add: input.addFlags, remove: input.removeFlags }),
-      flagsReadable: true,
-      draft: input.draft ?? org.draft,
-      updatedAt: new Date().toISOString(),
-    };
-    await this.store.organizations.update(next);
-    return next;
+    return this.store.organizations.exclusive(id, async (trx) => {
+      const org = await this.store.organizations.findById(id, trx);
+      if (!org) throw notFound(id);
+      const next: Organization = {
+        ...org,
+        name: input.name?.trim() ?? org.name,
+        plan: (input.plan as Plan | undefined) ?? org.plan,
+        billing: (input.billing as BillingMode | undefined) ?? org.billing,
+        concurrencyLimit: input.concurrency === undefined ? org.concurrencyLimit : input.concurrency,
+        flags: changedFlags(org.flags, { set: input.flags, add: input.addFlags, remove: input.removeFlags }),
+        flagsReadable: true,
+        draft: input.draft ?? org.draft,
+        updatedAt: new Date().toISOString(),
+      };
+      await this.store.organizations.update(next, trx);
+      return next;
+    });
   }
 
   async rotateWebhookSecret(id: string): Promise<Organization> {
-    const org = await this.get(id);
-    const next = { ...org, webhookSecret: newWebhookSecret(), updatedAt: new Date().toISOString() };
-    await this.store.organizations.update(next);
-    return next;
+    return this.store.organizations.exclusive(id, async (trx) => {
+      const org = await this.store.organizations.findById(id, trx);
+      if (!org) throw notFound(id);
+      const next = { ...org, webhookSecret: newWebhookSecret(), updatedAt: new Date().toISOString() };
+      await this.store.organizations.update(next, trx);
+      return next;
+    });
   }
 
   async get(id: string): Promise<Organization> {
     const org = await this.store.organizations.findById(id);
-    if (!org)
-      throw new AppError('invalid_request', {
-        status: 404,
-        field: 'id',
-        message: `organization ${id} not found`,
-      });
+    if (!org) throw notFound(id);
     return org;
   }
 

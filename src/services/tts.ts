@@ -17,9 +17,6 @@ import { isUuid } from '../domain/ids.js';
 import { normaliseTtsRequest } from '../domain/tts.js';
 import { TTS_ASYNC_FLAG } from '../domain/feature-flags.js';
 
-/** The organization flag of the asynchronous rollout (domain/feature-flags.ts). */
-export { TTS_ASYNC_FLAG };
-
 const SCOPE = 'tts_jobs';
 
 export interface TtsSpeech {

@@ -3,7 +3,7 @@
 // own expansions differ: festival reads "12 o'clock" as "one two"), and characters an engine would
 // read aloud (backslash, at sign...) are dropped before synthesis.
 
-export { integerWords, speakableText } from '../domain/spoken-text.js';
+export { speakableText } from '../domain/spoken-text.js';
 import { speakableText } from '../domain/spoken-text.js';
 
 /** A word of a transcript: as written (for the timeline) and its dictionary key (for the aligner). */

@@ -221,21 +221,32 @@ export class AssetRepository {
    * The announced bytes of the organization's uploads whose URL expired after `since` (those that
    * may still take bytes or be registered), and the earliest such expiry.
    */
-  async openUploads(
-    organizationId: string,
-    since: string,
-    trx: Q = this.db,
-  ): Promise<{ bytes: number; firstExpiry: string | null }> {
+  async openUploads(organizationId: string, since: string, trx: Q = this.db): Promise<{ bytes: number }> {
     const r = await trx
       .selectFrom('asset_uploads')
-      .select((eb) => [
-        eb.fn.coalesce(eb.fn.sum<number | string>('size'), sql<number>`0`).as('bytes'),
-        eb.fn.min<string>('expires_at').as('first'),
-      ])
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('size'), sql<number>`0`).as('bytes'))
       .where('organization_id', '=', organizationId)
       .where('expires_at', '>', since)
       .executeTakeFirstOrThrow();
-    return { bytes: Number(r.bytes), firstExpiry: r.first ?? null };
+    return { bytes: Number(r.bytes) };
+  }
+
+  /** The first `limit` of those uploads by expiry: their sizes and expiries (a Retry-After's walk). */
+  async openUploadsByExpiry(
+    organizationId: string,
+    since: string,
+    limit: number,
+    trx: Q = this.db,
+  ): Promise<{ size: number; expiresAt: string }[]> {
+    const rows = await trx
+      .selectFrom('asset_uploads')
+      .select(['size', 'expires_at'])
+      .where('organization_id', '=', organizationId)
+      .where('expires_at', '>', since)
+      .orderBy('expires_at')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ size: Number(r.size), expiresAt: r.expires_at }));
   }
 
   /** The upload stored under `key`, whichever organization announced it (the local store's PUT). */

@@ -99,8 +99,8 @@ export class OrganizationRepository {
       .execute();
   }
 
-  async update(o: Organization): Promise<void> {
-    await this.db
+  async update(o: Organization, trx: Kysely<Database> | Transaction<Database> = this.db): Promise<void> {
+    await trx
       .updateTable('organizations')
       .set({
         name: o.name,
@@ -116,8 +116,11 @@ export class OrganizationRepository {
       .execute();
   }
 
-  async findById(id: string): Promise<Organization | null> {
-    const r = await this.db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
+  async findById(
+    id: string,
+    trx: Kysely<Database> | Transaction<Database> = this.db,
+  ): Promise<Organization | null> {
+    const r = await trx.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
     return r ? toOrganization(r) : null;
   }
 

@@ -656,6 +656,47 @@ describe(`direct uploads, local store (${DB})`, { timeout: 240_000 }, () => {
     assert.equal(await t.services.store.assets.findUpload(orgA.organization.id, key), null);
   });
 
+  test('a late registration whose blob cannot be removed is still a 400; the sweep removes it later', async () => {
+    const target = await api.presignOk(orgA.owner, {
+      fileName: 'late-broken.mp4',
+      contentType: 'video/mp4',
+      size: video.length,
+    });
+    assert.equal((await injectPut(target.uploadUrl, 'video/mp4', video)).statusCode, 200);
+    const key = keyOf(target.url);
+    // The real store, but its deletions fail (storage down).
+    const real = t.services.blobs;
+    const broken = new Proxy(real, {
+      get: (target_, prop) =>
+        prop === 'delete'
+          ? () => Promise.reject(new Error('storage unavailable'))
+          : (Reflect.get(target_, prop) as (...a: unknown[]) => unknown).bind(real),
+    });
+    const late = new AssetService(t.services.store, broken, t.services.logger, {
+      uploadGraceMs: t.services.config.uploadSweepGraceMs,
+      now: () => Date.now() + pastGrace(t),
+    });
+    await assert.rejects(
+      late.register({
+        organization: orgA.organization,
+        keyId: orgA.owner.record.id,
+        url: target.url,
+        type: 'VIDEO',
+        tmpDir: t.services.config.tempDir,
+      }),
+      (err: unknown) => {
+        assert.ok(err instanceof AppError);
+        assert.equal(err.code, 'invalid_request');
+        assert.match(err.message, /not registered in time/);
+        return true;
+      },
+    );
+    assert.ok(await t.services.store.assets.findUpload(orgA.organization.id, key), 'left to the sweep');
+    await assetsAt(t, pastGrace(t)).sweepAbandonedUploads();
+    assert.equal(await t.services.blobs.exists(key), false);
+    assert.equal(await t.services.store.assets.findUpload(orgA.organization.id, key), null);
+  });
+
   test('an upload URL is used up by its registration or refusal: a later PUT is 409, nothing kept', async () => {
     const image = await readFile(m.image);
     const target = await api.presignOk(orgA.owner, {

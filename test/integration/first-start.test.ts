@@ -57,10 +57,17 @@ describe(`first start (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     assert.deepEqual(replaced.flags, ['only']);
   });
 
+  test('flags added concurrently all stay (the read and the write are one locked step)', async () => {
+    const id = (await t.services.organizations.create({ name: 'Racing flags', plan: 'creator' })).id;
+    const flags = ['race.a', 'race.b', 'race.c', 'race.d', 'race.e'];
+    await Promise.all(flags.map((f) => t.services.organizations.update(id, { addFlags: [f] })));
+    assert.deepEqual((await t.services.store.organizations.findById(id))!.flags.sort(), flags);
+  });
+
   test('the banner shows the key once and names the setting for local webhooks', () => {
     const lines = firstStartBanner(first!, { publicUrl: 'http://localhost:8080', allowPrivateUrls: false });
     const text = lines.join('\n');
-    assert.equal(text.split(first!.key).length - 1, 2, 'the key line and the curl line');
+    assert.equal(text.split(first!.key).length - 1, 3, 'the key line, the curl line and the login line');
     assert.match(text, /curl -H "x-api-key: .+" http:\/\/localhost:8080\/v2\/projects/);
     assert.match(text, /LIPSYNC_ALLOW_PRIVATE_URLS=true/);
     assert.match(text, /webhook/i);

@@ -1,15 +1,16 @@
 // The temp folder at start (src/app/scratch.ts): what processes that are gone left (their job folders,
 // loose uploads) is removed; what live processes on the same folder use is kept. Real processes stand
-// for the owners: one that has exited (as after kill -9) and one that is running.
+// for the owners of this host: one that has exited (as after kill -9) and one that is running; owners
+// of other hosts (or of this host's name in another container) are judged by their marker's age.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
-import { OWNERS_DIR, processScratchDir, sweepScratch } from '../../src/app/scratch.js';
+import { join } from 'node:path';
+import { keepMarkerFresh, OWNERS_DIR, scratchOwnerName, sweepScratch } from '../../src/app/scratch.js';
 
 const HOUR_MS = 3600_000;
 
@@ -23,8 +24,7 @@ async function leftover(root: string, rel: string, ageMs: number): Promise<void>
   for (let i = parts.length; i > 0; i--) await utimes(join(root, ...parts.slice(0, i)), t, t);
 }
 
-async function ownedBy(dir: string, pid: number, ageMs: number): Promise<string> {
-  const name = `${hostname()}-${pid}`;
+async function ownedBy(dir: string, name: string, ageMs: number): Promise<string> {
   await leftover(dir, `${OWNERS_DIR}/${name}`, ageMs);
   await leftover(dir, `${name}/job-1/frames.raw`, ageMs);
   return name;
@@ -45,59 +45,87 @@ describe('the temp folder swept at start', () => {
     running.kill('SIGKILL');
   });
 
-  test("alone: a dead owner's job folder and every older loose entry go; newer ones stay", async () => {
+  test("a dead owner's job folder and loose entries past the job timeout go; newer ones stay", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'scratch-sweep-'));
     try {
-      const deadName = await ownedBy(dir, deadPid, 60_000);
-      await leftover(dir, 'upload-a', 60_000);
-      await leftover(dir, 'tts-b/speech.wav', 60_000);
-      // A previous process with this pid (a restarted container) left a job folder in ours.
-      await leftover(processScratchDir(dir), 'job-old/x.raw', 60_000);
-      const startedAt = Date.now() - 1000;
+      const deadName = await ownedBy(dir, `${hostname()}-${deadPid}-0a1b`, 60_000);
+      await leftover(dir, 'upload-a', 2 * HOUR_MS);
+      await leftover(dir, 'tts-b/speech.wav', 2 * HOUR_MS);
+      // A folder nobody registers any more (a marker lost): by age.
+      await leftover(dir, 'somehost-7-ffee/job/x.raw', 2 * HOUR_MS);
+      // An operator command (voice clone) writes here without a marker: recent entries stay.
+      await leftover(dir, 'clone-recent/voice.wav', 60_000);
       await leftover(dir, 'upload-new', 0);
 
-      const removed = await sweepScratch(dir, HOUR_MS, startedAt);
+      const removed = await sweepScratch(dir, HOUR_MS);
       assert.equal(removed, 4);
       assert.ok(!existsSync(join(dir, deadName)));
       assert.ok(!existsSync(join(dir, OWNERS_DIR, deadName)));
-      const mine = basename(processScratchDir(dir));
-      assert.deepEqual((await readdir(dir)).sort(), [OWNERS_DIR, mine, 'upload-new'].sort());
-      assert.deepEqual(await readdir(join(dir, mine)), []);
-      assert.deepEqual(await readdir(join(dir, OWNERS_DIR)), [`${hostname()}-${process.pid}`]);
+      assert.deepEqual((await readdir(dir)).sort(), [OWNERS_DIR, 'clone-recent', 'upload-new'].sort());
+      assert.deepEqual(await readdir(join(dir, OWNERS_DIR)), [scratchOwnerName()]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });
 
-  test('with another live owner: its folder stays, loose entries go only past the job timeout', async () => {
+  test("a live owner of this host keeps its folder, however old its marker's time", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'scratch-sweep-'));
     try {
-      const liveName = await ownedBy(dir, running.pid!, 2 * HOUR_MS);
-      const deadName = await ownedBy(dir, deadPid, 60_000);
-      await leftover(dir, 'upload-recent', 60_000);
-      await leftover(dir, 'upload-ancient', 2 * HOUR_MS);
-
-      const removed = await sweepScratch(dir, HOUR_MS, Date.now());
-      assert.equal(removed, 2);
+      // Touched recently: kept (its pid runs); the pid check never removes a live one.
+      const liveName = await ownedBy(dir, `${hostname()}-${running.pid!}-c0ffee`, 60_000);
+      const removed = await sweepScratch(dir, HOUR_MS);
+      assert.equal(removed, 0);
       assert.ok(existsSync(join(dir, liveName, 'job-1', 'frames.raw')), 'the live owner keeps its job');
       assert.ok(existsSync(join(dir, OWNERS_DIR, liveName)));
-      assert.ok(!existsSync(join(dir, deadName)));
-      assert.ok(existsSync(join(dir, 'upload-recent')), 'it may be an upload of the live owner');
-      assert.ok(!existsSync(join(dir, 'upload-ancient')));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });
 
-  test('a marker of another machine counts as alive', async () => {
+  test("another host's owner counts as alive while its marker is fresh, and as gone once stale", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'scratch-sweep-'));
     try {
-      await leftover(dir, `${OWNERS_DIR}/other-host.example-4242`, HOUR_MS);
-      await leftover(dir, 'other-host.example-4242/job/f', HOUR_MS);
-      await leftover(dir, 'upload-recent', 60_000);
-      assert.equal(await sweepScratch(dir, 2 * HOUR_MS, Date.now()), 0);
-      assert.ok(existsSync(join(dir, 'other-host.example-4242', 'job', 'f')));
-      assert.ok(existsSync(join(dir, 'upload-recent')));
+      const fresh = await ownedBy(dir, 'other-host.example-4242-aa11', 10 * 60_000);
+      const stale = await ownedBy(dir, 'old-host.example-4242-bb22', 3 * HOUR_MS);
+      assert.equal(await sweepScratch(dir, 2 * HOUR_MS), 1);
+      assert.ok(existsSync(join(dir, fresh, 'job-1', 'frames.raw')));
+      assert.ok(!existsSync(join(dir, stale)));
+      assert.ok(!existsSync(join(dir, OWNERS_DIR, stale)));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("an owner with this host's name and this pid (another container, or this one's predecessor) is told apart by its nonce", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'scratch-sweep-'));
+    try {
+      const twin = await ownedBy(dir, `${hostname()}-${process.pid}-1234abcd`, 60_000);
+      const predecessor = await ownedBy(dir, `${hostname()}-${process.pid}-5678abcd`, 3 * HOUR_MS);
+      assert.notEqual(twin, scratchOwnerName());
+      assert.equal(await sweepScratch(dir, HOUR_MS), 1);
+      assert.ok(existsSync(join(dir, twin, 'job-1', 'frames.raw')), "the twin's running job stays");
+      assert.ok(!existsSync(join(dir, predecessor)));
+      assert.ok(existsSync(join(dir, OWNERS_DIR, scratchOwnerName())));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a live process touches its marker until stopped', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'scratch-sweep-'));
+    try {
+      await sweepScratch(dir, HOUR_MS);
+      const marker = join(dir, OWNERS_DIR, scratchOwnerName());
+      const old = new Date(Date.now() - 3 * HOUR_MS);
+      await utimes(marker, old, old);
+      const fresh = keepMarkerFresh(dir, 20);
+      try {
+        while ((await stat(marker)).mtimeMs <= old.getTime()) await new Promise((r) => setTimeout(r, 10));
+      } finally {
+        fresh.stop();
+      }
+      // Another process sweeping now sees it alive.
+      assert.ok((await stat(marker)).mtimeMs > Date.now() - HOUR_MS);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

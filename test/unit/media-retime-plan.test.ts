@@ -8,6 +8,7 @@ import {
   planRetime,
   retimeFilterGraph,
   RetimePlanError,
+  slotFrames,
 } from '../../src/media/retime-plan.js';
 
 const slot = (o: number, od: number, s: number, sd: number) => ({
@@ -87,6 +88,26 @@ test('drift from the preview cross-fades lands in the slot, a short source tail 
   assert.equal(
     p.pieces.reduce((n, x) => n + x.outputFrames, 0),
     52,
+  );
+});
+
+test("a slot's frames are the plan's whole frames, not its milliseconds", () => {
+  const base = { sourceFrames: 100, previewDurationMs: 4000, fps: 25 };
+  // Same milliseconds, but drift makes it a frame longer: lengthened (its holds need motion).
+  const drift = { ...base, slots: [slot(1040, 400, 1000, 400), slot(2040, 410, 2000, 400)] };
+  assert.deepEqual(slotFrames(drift), [
+    { start: 25, end: 35, outputFrames: 11 },
+    // 10 ms longer, yet the same 10 frames: nothing held.
+    { start: 50, end: 60, outputFrames: 10 },
+  ]);
+  // In the caller's order, whatever the source order; with motion the held frame is where it says.
+  const reversed = { ...base, slots: [...drift.slots].reverse() };
+  assert.deepEqual(slotFrames(reversed), [...slotFrames(drift)].reverse());
+  const motion = [5, 5, 5, 5, 5, 5, 0, 5, 5, 5];
+  const p = planRetime({ ...drift, motion: [motion, null] });
+  assert.deepEqual(
+    p.pieces.filter((x) => x.retimed),
+    [{ sourceStart: 31, sourceEnd: 32, outputFrames: 2, retimed: true }],
   );
 });
 

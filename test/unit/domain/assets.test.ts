@@ -8,6 +8,7 @@ import {
   parseTypesFilter,
   parseVisibility,
   sortParts,
+  uploadRoomAfterSeconds,
 } from '../../../src/domain/assets.js';
 
 test('types filter: comma list, repeated values, JSON array, case-insensitive, deduplicated', () => {
@@ -53,4 +54,24 @@ test('content types follow format and kind', () => {
   assert.equal(contentTypeFor('wav', 'AUDIO'), 'audio/wav');
   assert.equal(contentTypeFor('png', 'IMAGE'), 'image/png');
   assert.equal(contentTypeFor('strange', 'VIDEO'), 'application/octet-stream');
+});
+
+test('upload_limit_reached waits until enough open uploads have closed, not only the first', () => {
+  const now = Date.parse('2026-01-01T00:00:00Z');
+  const at = (s: number) => new Date(now + s * 1000).toISOString();
+  // Given out of order: the walk goes by expiry (10 s: 100 bytes, 20 s: 50, 30 s: 400).
+  const open = [
+    { size: 400, expiresAt: at(30) },
+    { size: 100, expiresAt: at(10) },
+    { size: 50, expiresAt: at(20) },
+  ];
+  const grace = 5000;
+  assert.equal(uploadRoomAfterSeconds(open, 100, grace, now), 15);
+  assert.equal(uploadRoomAfterSeconds(open, 101, grace, now), 25);
+  assert.equal(uploadRoomAfterSeconds(open, 151, grace, now), 35);
+  // More than all of them free (a walk cut short): the last one's close.
+  assert.equal(uploadRoomAfterSeconds(open, 10_000, grace, now), 35);
+  assert.equal(uploadRoomAfterSeconds([], 1, grace, now), 0);
+  // Closing already (a clock ahead of the walk): never negative.
+  assert.equal(uploadRoomAfterSeconds([{ size: 9, expiresAt: at(-60) }], 1, grace, now), 0);
 });

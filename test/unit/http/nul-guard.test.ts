@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
-import { findNul, plainlyFreeOfNul, registerNulGuard } from '../../../src/http/nul-guard.js';
+import { plainlyFreeOfNul, registerNulGuard } from '../../../src/http/nul-guard.js';
+import { findNul } from '../../../src/domain/nul.js';
 import { sendError } from '../../../src/http/error-body.js';
 
 const inherited = Object.create({ inheritedKey: 'a\u0000b' }) as Record<string, unknown>;

@@ -2,6 +2,7 @@
 // keep the lease alive (and progress flowing) while they run, and end each run through the port.
 // Nothing in a loop can take the process down: every error is logged and the loop goes on.
 import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { JOB_CANCELED, JOB_TIMED_OUT, type AbortReason } from '../domain/jobs.js';
@@ -15,6 +16,7 @@ export interface WorkerPoolOptions {
   readonly leaseMs: number;
   /** Longest sleep of an idle loop when no wake-up arrives (work queued elsewhere is announced). */
   readonly idlePollMs: number;
+  /** The folder runs make their scratch files in; created before the first run. */
   readonly tempRoot: string;
   /** Smallest gap between two progress writes of one run. */
   readonly progressEveryMs?: number;
@@ -153,6 +155,8 @@ export class WorkerPool {
     try {
       let result: unknown;
       try {
+        // This process's scratch folder (src/app/scratch.ts) exists once a run may use it.
+        await mkdir(this.opts.tempRoot, { recursive: true, mode: 0o700 });
         result = await handler.run(c.input, {
           jobId: job.id,
           attempt: job.attempts,

@@ -55,7 +55,15 @@ const foreign = (
 ): LocalVoice => ({
   providerVoiceId,
   name,
-  labels: { gender, engine: 'espeak-mbrola', language: languages[0], languages: languages.join(',') },
+  labels: {
+    gender,
+    // The language as the accent ("spanish"); `license: mbrola` points at docs/dubbing-voices.md.
+    accent: name.split(' ')[0].toLowerCase(),
+    engine: 'espeak-mbrola',
+    language: languages[0],
+    languages: languages.join(','),
+    license: 'mbrola',
+  },
   engine: 'espeak',
   espeak: { espeak, db, languages },
 });

@@ -1,9 +1,12 @@
 // Stage 1b: phone times for the clips whose synthesizer gives none (RHVoice), from the project's own
 // forced aligner (pocketsphinx, src/speech/align.ts) on the very text each clip was given.
-//   node --import tsx training/align.ts training/data
+//   node --import tsx training/align.ts training/data [--per-voice N]
 // Reads <data>/clips/*/<n>.todo-align, writes <n>.json ({text, phones: [[start s, end s, class]]}).
+// --per-voice aligns only the first N clips of each voice (pocketsphinx is the slow part); the
+// others are left out of the data.
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { alignTranscript } from '../src/speech/align.js';
 import { makeTempDir, removeTempDir } from '../src/media/tempdir.js';
 
@@ -25,14 +28,26 @@ const GROUPS: [number, string][] = [
 ];
 for (const [c, phones] of GROUPS) for (const p of phones.split(' ')) CLASS[p] = c;
 
-const root = process.argv[2] ?? 'training/data';
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { 'per-voice': { type: 'string', default: '1000000' } },
+});
+const root = positionals[0] ?? 'training/data';
+const perVoice = Number(values['per-voice']);
 const work = await makeTempDir('training-align');
 let done = 0;
 let failed = 0;
 for (const voice of await readdir(join(root, 'clips'))) {
   const dir = join(root, 'clips', voice);
-  for (const f of (await readdir(dir)).filter((x) => x.endsWith('.todo-align'))) {
+  const todo = (await readdir(dir))
+    .filter((x) => x.endsWith('.todo-align'))
+    .sort((a, b) => parseInt(a, 10) - parseInt(b, 10));
+  for (const [k, f] of todo.entries()) {
     const n = f.replace(/\.todo-align$/, '');
+    if (k >= perVoice) {
+      await rm(join(dir, f));
+      continue;
+    }
     const meta = JSON.parse(await readFile(join(dir, f), 'utf8')) as { text: string };
     try {
       const tl = await alignTranscript(join(dir, `${n}.wav`), meta.text, { workDir: work });

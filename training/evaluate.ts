@@ -149,12 +149,21 @@ const perVoice = Number(values['align-per-voice']);
 if (perVoice > 0) {
   const work = await makeTempDir('training-eval');
   const seen = new Map<string, number>();
+  let alignFailures = 0;
   for (const clip of index.filter((c) => c.condition === 'clean')) {
     const k = seen.get(clip.voice) ?? 0;
     if (k >= perVoice) continue;
     seen.set(clip.voice, k + 1);
     const samples = await readMono(join(root, 'heldout', clip.wav), 16000);
-    const tl = await alignTranscript(join(root, 'heldout', clip.wav), clip.text, { workDir: work });
+    let tl;
+    try {
+      tl = await alignTranscript(join(root, 'heldout', clip.wav), clip.text, { workDir: work });
+    } catch (err) {
+      // Reported, not scored: the service falls back to the other sources when alignment fails.
+      console.error(`alignment failed on ${clip.wav}: ${(err as Error).message}`);
+      alignFailures++;
+      continue;
+    }
     const rows = Math.ceil(samples.length / 160);
     for (let t = 0; t < rows; t++) {
       const ms = t * 10 + 5;
@@ -165,6 +174,7 @@ if (perVoice > 0) {
     }
   }
   await removeTempDir(work);
+  console.log(`alignment: ${alignFailures} of ${[...seen.values()].reduce((a, b) => a + b, 0)} clips failed`);
 }
 
 const table = [...scores].map(([k, s]) => {

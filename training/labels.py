@@ -40,10 +40,10 @@ SAMPA = {
     "3:": R, "3": R, "r=": R, "@`": R, "r": R, "r-": R, "R": R, "R2": R, "3r": R,
     "p": M, "b": M, "m": M,
     "f": FV, "v": FV,
-    "l": LL, "l/": LL, "L": LL,
+    "l": LL, "l/": LL, "L": LL, "5": LL,
     "s": S, "z": S, "S": S, "Z": S, "tS": S, "dZ": S, "z#": S,
     "t": DEE, "d": DEE, "k": DEE, "g": DEE, "n": DEE, "N": DEE, "T": DEE, "D": DEE, "t#": DEE,
-    "d#": DEE, "?": DEE, "n-": DEE, "t2": DEE, "d2": DEE, "x": DEE,
+    "d#": DEE, "?": DEE, "4": DEE, "n-": DEE, "t2": DEE, "d2": DEE, "x": DEE,
     "_": REST, "_:": REST, "_!": REST, "_^_": REST, "#": REST, "": REST,
 }
 

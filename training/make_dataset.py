@@ -10,6 +10,7 @@ Writes <data>/train.npz and <data>/heldout.npz.
 import argparse
 import glob
 import json
+import multiprocessing
 import os
 import wave
 
@@ -66,29 +67,45 @@ def heldout_version(x, cond, rng, pool):
     return augment.band_limit(augment.reverb(x, rng, 0.5), "phone")
 
 
+_POOL = []
+
+
+def train_versions(job):
+    """One training clip: silence around it, a clean copy and `copies` augmented ones (own seed each,
+    so the result does not depend on the number of workers)."""
+    k, seed, copies, x, phones = job
+    rng = np.random.default_rng([seed, k])
+    lead, tail = rng.uniform(0.1, 0.8, 2)
+    padded = np.concatenate([np.zeros(int(lead * SR), np.float32), x, np.zeros(int(tail * SR), np.float32)])
+    y = targets(phones, frame_count(len(padded)), int(lead * SR) / SR)
+    versions = [(augment.level(padded, float(rng.uniform(-20, 0))), "clean")]
+    for _ in range(copies):
+        v, done = augment.random_chain(padded, rng, _POOL)
+        versions.append((v, "+".join(done)))
+    return [(features(v), y, what) for v, what in versions]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True)
     ap.add_argument("--copies", type=int, default=2)
     ap.add_argument("--seed", type=int, default=32)
+    ap.add_argument("--workers", type=int, default=2)
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
     clips = load_clips(a.data)
     pool = [c[1] for c in clips["train"]]  # babble comes from training voices only
     out = {"train": {"x": [], "y": [], "voice": [], "aug": []}, "heldout": {"x": [], "y": [], "voice": [], "aug": []}}
-    for voice, x, phones, _ in clips["train"]:
-        lead, tail = rng.uniform(0.1, 0.8, 2)
-        padded = np.concatenate([np.zeros(int(lead * SR), np.float32), x, np.zeros(int(tail * SR), np.float32)])
-        y = targets(phones, frame_count(len(padded)), int(lead * SR) / SR)
-        versions = [(augment.level(padded, float(rng.uniform(-20, 0))), "clean")]
-        for _ in range(a.copies):
-            v, done = augment.random_chain(padded, rng, pool)
-            versions.append((v, "+".join(done)))
-        for v, what in versions:
-            out["train"]["x"].append(features(v))
-            out["train"]["y"].append(y)
-            out["train"]["voice"].append(voice)
-            out["train"]["aug"].append(what)
+    global _POOL
+    _POOL = pool
+    jobs = [(k, a.seed, a.copies, c[1], c[2]) for k, c in enumerate(clips["train"])]
+    with multiprocessing.Pool(a.workers) as workers:
+        for (voice, *_), versions in zip(clips["train"], workers.imap(train_versions, jobs, chunksize=4)):
+            for f, y, what in versions:
+                out["train"]["x"].append(f)
+                out["train"]["y"].append(y)
+                out["train"]["voice"].append(voice)
+                out["train"]["aug"].append(what)
     # Held-out audio also goes out as WAV files with its truth, for evaluate.ts to run the models
     # through the service's own code (and the aligner on the known text).
     hdir = os.path.join(a.data, "heldout")

@@ -145,10 +145,12 @@ def espeak_mbrola_voice(name, voice, texts, rng, tmp, outdir):
             end = start + int(f[1]) / 1000
             c = sampa_class(f[0])
             if c is None:
-                raise ValueError(f"{name}: unknown phone {f[0]}")
+                print(f"{name}/{i}: unknown phone {f[0]!r}, clip left out", flush=True)
+                break
             phones.append([start, end, c])
             start = end
-        save(outdir, i, to16k(wav), t, phones, {"wpm": wpm, "pitch": pitch})
+        else:
+            save(outdir, i, to16k(wav), t, phones, {"wpm": wpm, "pitch": pitch})
 
 
 def espeak_voice(name, voice, texts, rng, outdir, es):
@@ -162,9 +164,13 @@ def espeak_voice(name, voice, texts, rng, outdir, es):
             end = starts[k + 1][0] if k + 1 < len(starts) else len(audio) / es.rate
             c = sampa_class(p)
             if c is None:
-                raise ValueError(f"{name}: unknown phone {p}")
+                print(f"{name}/{i}: unknown phone {p!r}, clip left out", flush=True)
+                phones = None
+                break
             if end > s:
                 phones.append([s, end, c])
+        if phones is None:
+            continue
         if phones and phones[0][0] > 0:
             phones.insert(0, [0.0, phones[0][0], 6])
         save(outdir, i, to16k(audio, rate=es.rate), t, phones, {"wpm": wpm, "pitch": pitch, "variant": variant})

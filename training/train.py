@@ -80,11 +80,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True)
     ap.add_argument("--out", default="models/articulation-v1.onnx")
-    ap.add_argument("--hidden", type=int, default=96)
-    ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--hidden", type=int, default=80)
+    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--steps-per-epoch", type=int, default=100)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--crop", type=int, default=400)
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=32)
     a = ap.parse_args()
     torch.manual_seed(a.seed)
@@ -101,14 +102,15 @@ def main():
     print("class frames", dict(zip(CLASSES, counts.astype(int))), flush=True)
     model = Net(a.hidden)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
-    steps = a.epochs * (len(train) // a.batch)
+    per_epoch = min(a.steps_per_epoch, len(train) // a.batch)
+    steps = a.epochs * per_epoch
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=steps)
     step = 0
     for epoch in range(a.epochs):
         t0 = time.time()
         rng.shuffle(train)
         total = 0.0
-        for b in range(len(train) // a.batch):
+        for b in range(per_epoch):
             x, y = batch(train[b * a.batch:(b + 1) * a.batch], a.crop, rng)
             loss = shifted_loss(model(x), y, weights)
             opt.zero_grad()
@@ -119,8 +121,8 @@ def main():
             step += 1
             total += float(loss)
         clean = [s for s, c in zip(held, held_aug) if c == "clean"]
-        print(f"epoch {epoch + 1}: loss {total / max(1, len(train) // a.batch):.3f}, "
-              f"held-out clean {scores(model, clean)}, all {scores(model, held)} ({time.time() - t0:.0f} s)",
+        print(f"epoch {epoch + 1}: loss {total / per_epoch:.3f}, "
+              f"held-out clean {scores(model, clean)} ({time.time() - t0:.0f} s)",
               flush=True)
     model.eval()
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)

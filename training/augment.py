@@ -191,7 +191,7 @@ def random_chain(x, rng, pool):
         done.append(kind)
     x = level(x / (np.max(np.abs(x)) + 1e-9) * 0.5, float(rng.uniform(-30, 6)))
     done.append("level")
-    if rng.random() < 0.35:
+    if rng.random() < 0.25:
         kind = list(CODECS)[rng.integers(0, 3)]
         kbps = int(rng.choice(CODECS[kind][2]))
         x = codec(x, kind, kbps)

@@ -33,9 +33,10 @@ class Net(nn.Module):
 
 def sequences(npz):
     d = np.load(npz)
-    ends = np.cumsum(d["lengths"])
-    starts = ends - d["lengths"]
-    return [(d["x"][s:e], d["y"][s:e]) for s, e in zip(starts, ends)], d["aug"], d["voice"]
+    x, y, lengths = d["x"], d["y"], d["lengths"]  # each access of an npz member reads it again
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    return [(x[s:e], y[s:e]) for s, e in zip(starts, ends)], d["aug"], d["voice"]
 
 
 def batch(seqs, crop, rng):

@@ -88,6 +88,8 @@ def main():
     ap.add_argument("--crop", type=int, default=400)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=32)
+    ap.add_argument("--export-only", action="store_true", help="export <data>/model.pt again")
+    ap.add_argument("--prior-correction", type=float, default=1.0)
     a = ap.parse_args()
     torch.manual_seed(a.seed)
     rng = random.Random(a.seed)
@@ -102,6 +104,10 @@ def main():
     weights = torch.tensor(w / w.mean(), dtype=torch.float32)
     print("class frames", dict(zip(CLASSES, counts.astype(int))), flush=True)
     model = Net(a.hidden)
+    if a.export_only:
+        model.load_state_dict(torch.load(os.path.join(a.data, "model.pt")))
+        export(model, weights, a.out, a.prior_correction)
+        return
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     per_epoch = min(a.steps_per_epoch, len(train) // a.batch)
     steps = a.epochs * per_epoch
@@ -125,12 +131,22 @@ def main():
         print(f"epoch {epoch + 1}: loss {total / per_epoch:.3f}, "
               f"held-out clean {scores(model, clean)} ({time.time() - t0:.0f} s)",
               flush=True)
-    model.eval()
-    os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     torch.save(model.state_dict(), os.path.join(a.data, "model.pt"))
-    torch.onnx.export(model, torch.zeros(1, 50, 26), a.out, input_names=["input"], output_names=["output"],
+    export(model, weights, a.out, a.prior_correction)
+
+
+def export(model, weights, out, correction):
+    """ONNX with (a share of) the class weights taken back out of the output bias: trained with
+    weights w, the logits favour class c by about log w_c, and the up-weighted lips-shut class then
+    fires on sounds that are not p, b, m (the face measures' sync outside lip sounds drops). 1 removes
+    the weighting entirely, 0 keeps it."""
+    model.eval()
+    with torch.no_grad():
+        model.out.bias -= correction * torch.log(weights)
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    torch.onnx.export(model, torch.zeros(1, 50, 26), out, input_names=["input"], output_names=["output"],
                       dynamic_axes={"input": {1: "frames"}, "output": {1: "frames"}}, opset_version=14)
-    print("wrote", a.out, os.path.getsize(a.out), "bytes")
+    print("wrote", out, os.path.getsize(out), "bytes")
 
 
 if __name__ == "__main__":

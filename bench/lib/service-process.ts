@@ -86,6 +86,8 @@ function generationRow(status: 'PENDING' | 'COMPLETED'): GenerationRecord {
     error: null,
     errorCode: null,
     quality: done ? { engine: 'passthrough', framesTotal: 151, width: 700, height: 700, fps: 30 } : null,
+    dub: null,
+    dubAudioKey: null,
     startedAt: done ? now : null,
     finishedAt: done ? now : null,
     createdAt: now,

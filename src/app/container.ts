@@ -145,6 +145,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     prices,
     resolveInputs: createInputResolver(config, blobs, assets),
     speech,
+    translation,
     checkWebhookUrl: (url, field) => checkPublicUrl(url, field, config.allowPrivateUrls),
   });
   services = {

@@ -4,6 +4,7 @@ import { AppError } from './errors.js';
 import { findModel } from './models.js';
 import { normaliseTtsRequest, type TtsRequest } from './tts.js';
 import type { DialogueRender } from './dialogue-render.js';
+import { normaliseDubParams, type DubRequest } from './dub.js';
 
 export const SYNC_MODES = ['bounce', 'loop', 'cut_off', 'silence', 'remap'] as const;
 export type SyncMode = (typeof SYNC_MODES)[number];
@@ -97,6 +98,8 @@ export interface NormalisedRequest {
    * the preview is found (its WAV then is the audio input).
    */
   dialogueEdit?: ({ id: string } & Partial<Omit<DialogueRender, 'id'>>) | null;
+  /** A dub (`dubParams`): the video's own speech is translated, spoken anew and lip-synced. */
+  dub?: DubRequest | null;
 }
 
 function bad(field: string, message: string): never {
@@ -329,12 +332,7 @@ export function normaliseGenerationRequest(body: GenerationRequestBody): Normali
       message: `Model ${JSON.stringify(body.model)} is not supported.`,
     });
   if (body.dialogueEdit !== undefined && body.dialogueEdit !== null) return dialogueRequest(body, model.id);
-  if (body.dubParams !== undefined && body.dubParams !== null) {
-    throw new AppError('generation_feature_unavailable', {
-      field: 'dubParams',
-      message: 'dubParams are not available on this server yet.',
-    });
-  }
+  if (body.dubParams !== undefined && body.dubParams !== null) return dubRequest(body, model.id);
   const items = body.input ?? [];
   if (!Array.isArray(items) || items.length === 0)
     bad('input', 'input needs one video (or image) input and one audio input');
@@ -456,5 +454,43 @@ function dialogueRequest(body: GenerationRequestBody, model: string): Normalised
     segments: [],
     ...commonFields(body),
     dialogueEdit: { id: d.id as string },
+  };
+}
+
+/**
+ * A dub: one video input whose own speech is dubbed; audio inputs are ignored (the public API's
+ * rule), and nothing else may drive or place audio.
+ */
+function dubRequest(body: GenerationRequestBody, model: string): NormalisedRequest {
+  const dub = normaliseDubParams(body.dubParams);
+  if (Array.isArray(body.segments) && body.segments.length > 0)
+    bad('segments', 'segments cannot be combined with dubParams: the dub places the new speech');
+  const items = body.input ?? [];
+  if (!Array.isArray(items) || items.length === 0)
+    bad('input', 'with dubParams, input needs one video input (url or assetId)');
+  let video: MediaRef | null = null;
+  items.forEach((item, i) => {
+    if (item.type === 'audio') return;
+    if (item.type !== 'video')
+      bad(`input[${i}].type`, 'with dubParams, send one video input: its own speech is dubbed');
+    if (video) bad(`input[${i}]`, 'only one video input is allowed');
+    if (item.segments_secs !== undefined || item.segments_frames !== undefined)
+      bad(`input[${i}]`, 'segments cannot be combined with dubParams');
+    video = mediaRef(item, i);
+  });
+  if (!video) bad('input', 'with dubParams, input needs one video input (url or assetId)');
+  const v = video as MediaRef;
+  return {
+    model,
+    video: v,
+    image: null,
+    // The video's own soundtrack is the source speech; the job replaces it with the dub.
+    audio: { ...v },
+    text: null,
+    options: normaliseOptions(body.options, model),
+    segments: [],
+    ...commonFields(body),
+    dialogueEdit: null,
+    dub,
   };
 }

@@ -111,6 +111,8 @@ export class GenerationAdmission {
    */
   async preflight(org: Organization, req: NormalisedRequest): Promise<NormalisedRequest> {
     const r = await attachDialogueEdit(this.deps, org, req);
+    // A pair no provider here offers is refused before anything is fetched (422, with what is offered).
+    if (r.dub) this.deps.translation.checkPair(r.dub.provider, r.dub.sourceLang, r.dub.targetLang);
     if (r.projectId && !(isUuid(r.projectId) && (await this.store.projects.find(org.id, r.projectId)))) {
       throw new AppError('project_not_found', { status: 422, field: 'projectId' });
     }
@@ -303,6 +305,8 @@ export class GenerationAdmission {
       error: null,
       errorCode: null,
       quality: null,
+      dub: null,
+      dubAudioKey: null,
       startedAt: null,
       finishedAt: null,
       createdAt: now,

@@ -224,12 +224,15 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
     // Both inputs are fetched and probed at once; the visual input's error is reported first.
     const [v, a] = await Promise.allSettled([
       req.video ? one(org, req.video, 'video', keep) : one(org, req.image as MediaRef, 'image', keep),
-      preview ? previewAudio(preview) : one(org, req.audio, 'audio', keep),
+      // A dub's source speech is the video's own soundtrack: the same blob, fetched once.
+      req.dub ? Promise.resolve(null) : preview ? previewAudio(preview) : one(org, req.audio, 'audio', keep),
     ]);
     if (v.status === 'rejected') throw v.reason;
     if (a.status === 'rejected') throw a.reason;
     const visual = v.value;
-    const audio = a.value;
+    if (req.dub && !visual.probe.audio)
+      throw inaccessible(req.audio.field, 'The video has no soundtrack: a dub needs its speech.');
+    const audio = a.value ?? visual;
     const videoSeconds = visual.probe.durationSeconds;
     const audioSeconds = audio.probe.durationSeconds ?? 0;
     if (audioSeconds <= 0) throw inaccessible(req.audio.field, 'The audio input has no duration.');

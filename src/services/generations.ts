@@ -6,6 +6,7 @@ import type { GenerationRecord } from '../store/generations.js';
 import type { Organization } from '../store/organizations.js';
 import type { BlobStore } from '../storage/blob-store.js';
 import type { AuthContext } from './api-keys.js';
+import type { TranslationService } from './translation.js';
 import type { AdmissionService } from './admission.js';
 import type { AssetService } from './assets.js';
 import type { Drain } from './drain.js';
@@ -83,6 +84,8 @@ export interface GenerationServiceDeps {
   readonly checkWebhookUrl: UrlCheck;
   /** Synthesizes text inputs at submit time (the generation then runs as with recorded audio). */
   readonly speech: SpeechService;
+  /** Dubbing's translation providers: a dub's language pair is checked at submit. */
+  readonly translation: TranslationService;
 }
 
 export class GenerationService {

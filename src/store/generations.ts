@@ -4,6 +4,7 @@ import type { Database, GenerationTable } from './schema.js';
 import { compileOnce, type Dialect } from './database.js';
 import type { GenerationStatus } from '../domain/generation-status.js';
 import { BATCH_SOURCE_PREFIX } from '../domain/batches.js';
+import type { DubRecord } from '../domain/dub.js';
 
 export interface GenerationRecord {
   id: string;
@@ -28,6 +29,9 @@ export interface GenerationRecord {
   error: string | null;
   errorCode: string | null;
   quality: Record<string, unknown> | null;
+  /** A dub's public transcript (domain/dub.ts); null for other generations. */
+  dub: DubRecord | null;
+  dubAudioKey: string | null;
   startedAt: string | null;
   finishedAt: string | null;
   createdAt: string;
@@ -61,6 +65,8 @@ export function toGeneration(r: Selectable<GenerationTable>): GenerationRecord {
     error: r.error,
     errorCode: r.error_code,
     quality: j(r.quality),
+    dub: j<DubRecord>(r.dub),
+    dubAudioKey: r.dub_audio_key,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     createdAt: r.created_at,
@@ -93,6 +99,8 @@ export function toRow(g: GenerationRecord): GenerationTable {
     error: g.error,
     error_code: g.errorCode,
     quality: g.quality === null ? null : JSON.stringify(g.quality),
+    dub: g.dub === null ? null : JSON.stringify(g.dub),
+    dub_audio_key: g.dubAudioKey,
     started_at: g.startedAt,
     finished_at: g.finishedAt,
     created_at: g.createdAt,
@@ -139,6 +147,8 @@ export const GENERATION_COLUMNS = [
   'error',
   'error_code',
   'quality',
+  'dub',
+  'dub_audio_key',
   'started_at',
   'finished_at',
   'created_at',

@@ -15,6 +15,7 @@ import * as m0011 from './migrations/0011_asset_probe.js';
 import * as m0012 from './migrations/0012_webhook_subjects.js';
 import * as m0013 from './migrations/0013_asset_upload_used.js';
 import * as m0014 from './migrations/0014_job_turns.js';
+import * as m0015 from './migrations/0015_generation_dub.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0012_webhook_subjects': m0012,
   '0013_asset_upload_used': m0013,
   '0014_job_turns': m0014,
+  '0015_generation_dub': m0015,
 };
 
 class StaticProvider implements MigrationProvider {

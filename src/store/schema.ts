@@ -302,6 +302,8 @@ export interface GenerationTable {
   error: string | null;
   error_code: string | null;
   quality: string | null;
+  dub: string | null;
+  dub_audio_key: string | null;
   started_at: string | null;
   finished_at: string | null;
   created_at: string;

@@ -31,6 +31,8 @@ export function generationRecord(
     error: 'for the test',
     errorCode: 'internal_error',
     quality: null,
+    dub: null,
+    dubAudioKey: null,
     startedAt: null,
     finishedAt: now,
     createdAt: now,

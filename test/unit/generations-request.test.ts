@@ -76,7 +76,7 @@ describe('models and inputs', () => {
     }
   });
 
-  test('text inputs follow the TTS rules; dubParams are 422 generation_feature_unavailable; dialogueEdit rule 1', () => {
+  test('text inputs follow the TTS rules; dubParams are checked; dialogueEdit rule 1', () => {
     throwsApp(
       () =>
         normaliseGenerationRequest(body({ input: [VIDEO, { type: 'text', provider: { script: 'Hello' } }] })),
@@ -126,10 +126,34 @@ describe('models and inputs', () => {
       );
     throwsApp(
       () => normaliseGenerationRequest(body({ dubParams: { language: 'de' } })),
-      'generation_feature_unavailable',
-      422,
-      'dubParams',
+      'invalid_request',
+      400,
+      'dubParams.language',
     );
+    throwsApp(
+      () => normaliseGenerationRequest(body({ dubParams: { targetLang: 'es', provider: 'babel' } })),
+      'dubbing_language_unsupported',
+      422,
+      'dubParams.provider',
+    );
+    throwsApp(
+      () => normaliseGenerationRequest(body({ dubParams: { targetLang: 'es' }, segments: [{}] })),
+      'invalid_request',
+      400,
+      'segments',
+    );
+    // With dubParams the video's own soundtrack is the source; audio items are ignored.
+    const dub = normaliseGenerationRequest(
+      body({ dubParams: { targetLang: 'ES', sourceLang: 'auto', numSpeakers: 2 } }),
+    );
+    assert.deepEqual(dub.dub, {
+      targetLang: 'es',
+      sourceLang: null,
+      provider: 'local',
+      voiceId: null,
+      transcript: null,
+    });
+    assert.deepEqual(dub.audio.url, dub.video?.url);
     // null means "not given"
     assert.equal(
       normaliseGenerationRequest(body({ dialogueEdit: null, dubParams: null })).model,

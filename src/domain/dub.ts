@@ -191,6 +191,14 @@ export interface DubRecord {
   transcriptSource: 'recognized' | 'given';
   voices: DubVoice[];
   segments: DubSegment[];
+  /**
+   * The dubbed speech's words and phones (lower-case ARPAbet-like mouth classes, `sil` for pauses) in
+   * ms of the output: the synthesizer's own times, which shape the mouth.
+   */
+  timeline?: {
+    words: { text: string; startMs: number; endMs: number }[];
+    phonemes: { phone: string; startMs: number; endMs: number; word?: number }[];
+  };
 }
 
 /** The dub's figures for the quality report and the webhook. */

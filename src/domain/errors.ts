@@ -293,6 +293,18 @@ export const ERRORS = {
     'A sentence could not be translated.',
     'Check that sourceLang is the language spoken in the video, or choose another translation provider.',
   ),
+  dubbing_no_speech: entry(
+    'dubbing_no_speech',
+    422,
+    'No speech was found in the video: there is nothing to dub.',
+    'Check that the video has audible speech in its soundtrack, or give dubParams.transcript.',
+  ),
+  dubbing_voice_unavailable: entry(
+    'dubbing_voice_unavailable',
+    422,
+    'No voice for the target language is installed on this server.',
+    'Ask the operator to run scripts/install-system-packages.sh (it installs the voices), or pick another targetLang.',
+  ),
   provider_service_unavailable: entry(
     'provider_service_unavailable',
     503,

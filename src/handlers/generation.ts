@@ -20,6 +20,7 @@ import type { EngineRegistry } from '../engines/registry.js';
 import { JobFailure, type JobError, type JobHandler, type SettledResource } from '../jobs/handler.js';
 import { runGeneration, type GenerationResult, type GenerationRunInput } from '../pipeline/run-generation.js';
 import type { ArticulationDeps } from '../pipeline/articulation.js';
+import type { DubTools } from '../pipeline/dub.js';
 
 import { GENERATION_KIND } from '../domain/job-kinds.js';
 
@@ -64,6 +65,8 @@ export interface GenerationHandlerDeps {
   readonly engines: () => EngineRegistry;
   /** The articulation tools (voice activity, recognition, alignment); null: acoustic shapes only. */
   readonly articulation?: () => ArticulationDeps | null;
+  /** Recognition, translation and the local voices, for dubs (built on first use). */
+  readonly dubbing?: () => DubTools;
   /** The webhook body at delivery time (the generation service's: it signs the output URL). */
   readonly webhookBody: () => (generationId: string, stored: string) => Promise<string | null>;
 }
@@ -115,7 +118,13 @@ export function generationHandler(
     },
 
     run(input, ctx) {
-      return runGeneration(input, ctx, deps.engines(), deps.articulation?.() ?? null);
+      return runGeneration(
+        input,
+        ctx,
+        deps.engines(),
+        deps.articulation?.() ?? null,
+        input.request.dub ? (deps.dubbing?.() ?? null) : null,
+      );
     },
 
     async warmUp({ jobsAtOnce }) {
@@ -124,8 +133,8 @@ export function generationHandler(
 
     remote: {
       inputKeys: (input) => [input.visual.blobKey, input.audio.blobKey],
-      outputKeys: (result) => [result.outputKey, result.watermarkedKey],
-      maxOutputs: 2,
+      outputKeys: (result) => [result.outputKey, result.watermarkedKey, result.dub?.audioKey ?? null],
+      maxOutputs: 3,
       measure: measuredGenerationResult,
     },
 
@@ -139,7 +148,9 @@ export function generationHandler(
         const quality = err.extras.details?.quality as Record<string, unknown> | undefined;
         return new JobFailure(
           { code: err.code, message: err.message, ...(quality ? { details: { quality } } : {}) },
-          'permanent',
+          // A provider outage (a dub's translation: 503/504) may pass; a refusal will not.
+          err.status === 503 || err.status === 504 ? 'transient' : 'permanent',
+          err,
         );
       }
       return null;
@@ -159,6 +170,7 @@ export function generationHandler(
               watermarked_key: r.watermarkedKey,
               output_duration: r.outputDuration,
               quality: JSON.stringify(r.quality),
+              ...(r.dub ? { dub: JSON.stringify(r.dub.record), dub_audio_key: r.dub.audioKey } : {}),
             },
           };
         }

@@ -11,6 +11,11 @@ import type { ArticulationDeps } from '../speech/articulation.js';
 import { createRecognizer } from '../speech/recognition/registry.js';
 import type { RecognitionProvider } from '../speech/recognition/types.js';
 import type { SpeechService } from '../services/speech.js';
+import { TranslationService } from '../services/translation.js';
+import { installedApertiumPairs } from '../translation/apertium.js';
+import { createTranslationProviders } from '../translation/registry.js';
+import { LocalSynthesisProvider } from '../speech/local-provider.js';
+import type { DubTools } from '../pipeline/dub.js';
 import type { BatchProgress } from '../services/batch-progress.js';
 import { HandlerRegistry, type AnyJobHandler } from '../jobs/handler.js';
 import { generationHandler } from './generation.js';
@@ -24,16 +29,44 @@ export interface RunTools {
   readonly engines: () => EngineRegistry;
   readonly articulation: () => ArticulationDeps | null;
   readonly recognizer: () => RecognitionProvider;
+  readonly dubbing: () => DubTools;
 }
 
 export function runTools(config: Config): RunTools {
   let engines: EngineRegistry | null = null;
   let articulation: ArticulationDeps | null | undefined;
+  let dubbing: DubTools | null = null;
   return {
     engines: () => (engines ??= EngineRegistry.fromFile(config.enginesFile, config.defaultEngine)),
     articulation: () =>
       (articulation ??= articulationTools(config.speech, { allowPrivate: config.allowPrivateUrls })),
     recognizer: () => createRecognizer(config.speech.recognition, { allowPrivate: config.allowPrivateUrls }),
+    dubbing: () => (dubbing ??= dubTools(config)),
+  };
+}
+
+/**
+ * A dub's tools in this process: its recognizer, the translation providers with the Apertium pairs
+ * installed here (read once), and the local voices.
+ */
+function dubTools(config: Config): DubTools {
+  let translation: Promise<TranslationService> | null = null;
+  const service = () =>
+    (translation ??= installedApertiumPairs().then(
+      (localPairs) =>
+        new TranslationService(
+          createTranslationProviders(config.translation, {
+            allowPrivate: config.allowPrivateUrls,
+            localPairs,
+          }),
+          localPairs,
+        ),
+    ));
+  return {
+    recognizer: createRecognizer(config.speech.recognition, { allowPrivate: config.allowPrivateUrls }),
+    checkPair: async (dub) => (await service()).checkPair(dub.provider, dub.sourceLang, dub.targetLang),
+    translate: async (pair, segments, signal) => (await service()).translate(pair, segments, signal),
+    synthesizer: new LocalSynthesisProvider(),
   };
 }
 
@@ -65,6 +98,7 @@ export function jobHandlers(deps: JobHandlerDeps): AnyJobHandler[] {
       prices: deps.prices,
       engines: tools.engines,
       articulation: tools.articulation,
+      dubbing: tools.dubbing,
       webhookBody: () => deps.webhookBodies().generation,
     }),
     ttsHandler({ store, speech: deps.speech }),

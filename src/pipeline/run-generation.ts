@@ -2,7 +2,7 @@
 // watermark -> outputs. It gets what the job needs (prepared at claim time: inputs, request, the
 // watermark decision), a files interface and a progress callback; it never sees the database or the
 // service container, so it runs the same in the API process, a worker process or a remote worker.
-import { stat } from 'node:fs/promises';
+import { rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunContext } from '../jobs/handler.js';
 import { JobFailure } from '../jobs/handler.js';
@@ -25,6 +25,8 @@ import { inOutputTime } from './timeline.js';
 import { articulationFor, articulationReport, visemesOrNull, type ArticulationDeps } from './articulation.js';
 import { renderEditedVideo } from './dialogue-render.js';
 import { activeSpansOf, type DialogueRender } from '../domain/dialogue-render.js';
+import { dubSummary, type DubRecord } from '../domain/dub.js';
+import { dubSpeech, type DubTools } from './dub.js';
 
 /** Everything a generation run needs, made on the server when the job is claimed. */
 export interface GenerationRunInput {
@@ -43,6 +45,8 @@ export interface GenerationResult {
   readonly outputDuration: number;
   readonly fps: number;
   readonly quality: Record<string, unknown>;
+  /** A dub's public transcript and its soundtrack (the generation's other output). */
+  readonly dub?: { readonly record: DubRecord; readonly audioKey: string };
 }
 
 /**
@@ -59,6 +63,7 @@ export async function runGeneration(
   ctx: RunContext,
   engines: EngineRegistry,
   speech: ArticulationDeps | null = null,
+  dubbing: DubTools | null = null,
 ): Promise<GenerationResult> {
   const req = input.request;
   let visual = input.visual;
@@ -73,9 +78,41 @@ export async function runGeneration(
       let visualPath = join(dir, 'visual');
       const audioPath = join(dir, 'audio');
       await ctx.files.download(visual.blobKey, visualPath, ctx.signal);
-      await ctx.files.download(input.audio.blobKey, audioPath, ctx.signal);
       visual = { ...visual, probe: await probeOf(visual, visualPath) };
-      const audio = { ...input.audio, probe: await probeOf(input.audio, audioPath) };
+      let audio: ResolvedMedia;
+      let dub: GenerationResult['dub'];
+      let dubReport: Record<string, unknown> | null = null;
+      if (req.dub) {
+        // A dub: the video's own speech becomes a new soundtrack first (the first 40 % of the
+        // progress); from there on it is an audio input with its synthesizer's phone times.
+        if (!dubbing) throw new AppError('generation_feature_unavailable', { field: 'dubParams' });
+        const outer = ctx.progress;
+        const done = await dubSpeech(
+          {
+            sourcePath: visualPath,
+            durationMs: Math.round((visual.probe.durationSeconds ?? 0) * 1000),
+            request: req.dub,
+            workDir: dir,
+            signal: ctx.signal,
+            onProgress: (f) => outer(2 + f * 38),
+          },
+          dubbing,
+        );
+        ctx = { ...ctx, progress: (p) => outer(40 + p * 0.6) };
+        await rename(done.audioPath, audioPath);
+        const audioKey = await ctx.files.upload('dub.wav', audioPath, 'audio/wav');
+        audio = {
+          blobKey: audioKey,
+          source: 'asset',
+          probe: await probeMedia(audioPath),
+          timeline: done.timeline,
+        };
+        dub = { record: done.record, audioKey };
+        dubReport = { ...dubSummary(done.record), stageSeconds: done.stageSeconds };
+      } else {
+        await ctx.files.download(input.audio.blobKey, audioPath, ctx.signal);
+        audio = { ...input.audio, probe: await probeOf(input.audio, audioPath) };
+      }
       ctx.progress(2);
       if (edit) {
         // A dialogue edit: the picture retimed onto the preview's clock; then the normal path.
@@ -223,7 +260,9 @@ export async function runGeneration(
         watermarkedKey,
         outputDuration,
         fps: plan.fps,
+        ...(dub ? { dub } : {}),
         quality: {
+          ...(dubReport ? { dub: dubReport } : {}),
           ...report,
           width: plan.width,
           height: plan.height,

@@ -1,0 +1,401 @@
+// The dubbing stage of a generation (docs/dubbing.md): the video's own speech -> words with times
+// (recognized, or a given transcript aligned) -> speakers told apart -> one-speaker sentences ->
+// translated -> spoken by a target-language voice matched to each speaker -> fitted into the source
+// spans (stretch, then the pause after) -> mixed over the lowered original. What comes out is an audio
+// input like any other (with the synthesizer's own phone times for the mouth) and the dub's public
+// transcript. It sees no database: it runs the same on the server and on a remote worker.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AppError } from '../domain/errors.js';
+import type { CheckedPair } from '../domain/dubbing-languages.js';
+import { fitSegments, type DubSegmentPlan } from '../domain/dub-timing.js';
+import {
+  sentencesOf,
+  type DubRecord,
+  type DubRequest,
+  type DubSegment,
+  type DubVoice,
+  type SourceSentence,
+  type SourceWord,
+} from '../domain/dub.js';
+import { runFfmpeg } from '../media/ffmpeg.js';
+import { mixDub } from '../media/dub-mix.js';
+import { alignTranscript } from '../speech/align.js';
+import { readWavInfo } from '../speech/local-wav.js';
+import { refineWordTimes } from '../speech/recognition/refine.js';
+import { applySpeakers, buildTranscript, estimateSpeakers } from '../speech/recognition/transcript.js';
+import type { RecognitionProvider, RecognizedWord } from '../speech/recognition/types.js';
+import { stretchWav } from '../speech/stretch.js';
+import { transcriptWords } from '../speech/text.js';
+import { measureVoiceProfile, semitones } from '../speech/voice-profile.js';
+import type {
+  ProviderVoice,
+  SpeechTimeline,
+  SynthesisProvider,
+  TimedPhoneme,
+  TimedWord,
+  VoiceProfile,
+} from '../speech/types.js';
+import type { TextSegment } from '../translation/types.js';
+
+/** What the dubbing stage uses; built from the configuration (handlers/index.ts runTools). */
+export interface DubTools {
+  readonly recognizer: RecognitionProvider;
+  /** The pair as this process's translation providers offer it (422 when they do not). */
+  checkPair(dub: DubRequest): Promise<CheckedPair>;
+  translate(pair: CheckedPair, segments: readonly TextSegment[], signal: AbortSignal): Promise<TextSegment[]>;
+  /** The local synthesizer: its other-language voices speak the translation. */
+  readonly synthesizer: SynthesisProvider;
+}
+
+export interface DubInput {
+  /** The source media (the video), with its soundtrack. */
+  sourcePath: string;
+  durationMs: number;
+  request: DubRequest;
+  workDir: string;
+  signal: AbortSignal;
+  /** 0..1 of the dubbing stage. */
+  onProgress(fraction: number): void;
+}
+
+export interface DubOutput {
+  /** The dubbed soundtrack: a 48 kHz 16-bit WAV as long as the source (longer when speech runs on). */
+  audioPath: string;
+  /** Words and phones of the dubbed speech, ms of the dubbed soundtrack. */
+  timeline: SpeechTimeline;
+  record: DubRecord;
+  /** Seconds spent per stage, for the quality report and docs/dubbing.md. */
+  stageSeconds: Record<string, number>;
+}
+
+/** The voice's typical pitch by its gender label, for choosing among a language's voices. */
+const NOMINAL_PITCH_HZ: Record<string, number> = { male: 115, female: 205 };
+/** At most this much of each speaker's speech is measured for their profile. */
+const PROFILE_SAMPLE_MS = 30_000;
+
+/** Runs `fn`, adding its seconds to `times[stage]`. */
+async function timed<T>(times: Record<string, number>, stage: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  try {
+    return await fn();
+  } finally {
+    times[stage] = Math.round(((times[stage] ?? 0) + (performance.now() - t0) / 1000) * 100) / 100;
+  }
+}
+
+export async function dubSpeech(input: DubInput, tools: DubTools): Promise<DubOutput> {
+  const { request, workDir, signal } = input;
+  const times: Record<string, number> = {};
+  const pair = await tools.checkPair(request);
+  const from = pair.from ?? 'en';
+  if (!request.transcript && tools.recognizer.name === 'local' && from !== 'en')
+    throw new AppError('dubbing_language_unsupported', {
+      field: 'dubParams.sourceLang',
+      message: `This server recognizes English speech only; give dubParams.transcript to dub from ${from}.`,
+      details: { supported: { recognition: ['en'] } },
+    });
+  const dir = join(workDir, 'dub');
+  await mkdir(dir, { recursive: true });
+
+  // 16 kHz mono: what recognition, alignment, speakers and voice profiles read.
+  const wav = join(dir, 'source-16k.wav');
+  await runFfmpeg(
+    ['-i', input.sourcePath, '-map', '0:a:0', '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', wav],
+    { signal },
+  );
+  input.onProgress(0.03);
+
+  const words = await timed(times, 'recognition', () => sourceWords(wav, request, tools, dir, signal));
+  if (words.length === 0) throw new AppError('dubbing_no_speech');
+  input.onProgress(0.3);
+
+  const transcript = buildTranscript(words);
+  const speakers = await timed(times, 'speakers', () =>
+    estimateSpeakers(wav, transcript.segments, { workDir: dir, signal }),
+  );
+  const withSpeakers = applySpeakers(transcript, speakers);
+  const confidence = new Map(words.map((w, i) => [`w${i + 1}`, w.confidence]));
+  const sentences = sentencesOf(
+    withSpeakers.segments.map((s) =>
+      s.words.map((w): SourceWord => ({
+        text: w.text,
+        startMs: w.startMs,
+        endMs: w.endMs,
+        speaker: w.speakerId,
+        confidence: confidence.get(w.id),
+      })),
+    ),
+  );
+  input.onProgress(0.38);
+
+  const translated = await timed(times, 'translation', () =>
+    tools.translate(
+      pair,
+      sentences.map((s) => ({ id: s.id, text: s.text })),
+      signal,
+    ),
+  );
+  const textOf = new Map(translated.map((t) => [t.id, t.text]));
+  input.onProgress(0.45);
+
+  const voices = await timed(times, 'voices', () =>
+    chooseVoices(wav, sentences, pair.to, tools.synthesizer, dir, signal),
+  );
+  input.onProgress(0.5);
+
+  // Each sentence spoken, then fitted into its span.
+  const spoken: { path: string; durationMs: number; timeline: SpeechTimeline }[] = [];
+  for (const [i, s] of sentences.entries()) {
+    signal.throwIfAborted();
+    const v = voices.get(s.speaker)!;
+    const sdir = join(dir, `sentence-${i + 1}`);
+    await mkdir(sdir, { recursive: true });
+    const r = await timed(times, 'synthesis', () =>
+      tools.synthesizer.synthesize({
+        text: textOf.get(s.id) ?? '',
+        providerVoiceId: v.voice.voiceId,
+        settings: { similarityBoost: 1 },
+        profile: v.profile,
+        workDir: sdir,
+        signal,
+      }),
+    );
+    spoken.push({ path: r.audioPath, durationMs: r.durationMs, timeline: r.timeline });
+    input.onProgress(0.5 + (0.35 * (i + 1)) / sentences.length);
+  }
+  const plans = fitSegments(
+    sentences.map((s, i) => ({
+      startMs: s.startMs,
+      endMs: s.endMs,
+      nextStartMs: sentences[i + 1]?.startMs ?? Math.max(input.durationMs, s.endMs),
+      speechMs: spoken[i].durationMs,
+    })),
+  );
+  const clips: { path: string; startMs: number }[] = [];
+  const timeline: SpeechTimeline = { words: [], phonemes: [] };
+  for (const [i, plan] of plans.entries()) {
+    const stretched = join(dir, `sentence-${i + 1}`, 'fitted.wav');
+    const outMs = await timed(times, 'timing', () =>
+      stretchWav(spoken[i].path, stretched, plan.stretch, { signal }),
+    );
+    clips.push({ path: stretched, startMs: plan.startMs });
+    placeTimeline(timeline, spoken[i].timeline, plan.startMs, outMs / Math.max(1, spoken[i].durationMs));
+  }
+  input.onProgress(0.9);
+
+  const audioPath = join(dir, 'dub.wav');
+  await timed(times, 'mix', () =>
+    mixDub(
+      {
+        sourcePath: input.sourcePath,
+        speechSpans: sentences.map((s) => ({ startMs: s.startMs, endMs: s.endMs })),
+        clips,
+        outPath: audioPath,
+        minDurationMs: input.durationMs,
+      },
+      { workDir: dir, signal },
+    ),
+  );
+  input.onProgress(1);
+
+  const segments: DubSegment[] = sentences.map((s, i) => segmentOf(s, textOf.get(s.id) ?? '', plans[i]));
+  return {
+    audioPath,
+    timeline,
+    stageSeconds: times,
+    record: {
+      sourceLang: from,
+      targetLang: pair.to,
+      provider: pair.provider,
+      route: pair.route ? { via: pair.route.via ?? null, quality: pair.route.quality } : null,
+      transcriptSource: request.transcript ? 'given' : 'recognized',
+      voices: [...voices.values()].map((v) => v.voice),
+      segments,
+      timeline,
+    },
+  };
+}
+
+function segmentOf(s: SourceSentence, translatedText: string, plan: DubSegmentPlan): DubSegment {
+  return {
+    id: s.id,
+    startMs: s.startMs,
+    endMs: s.endMs,
+    speaker: s.speaker,
+    sourceText: s.text,
+    translatedText,
+    dubStartMs: plan.startMs,
+    dubEndMs: plan.endMs,
+    stretch: Math.round(plan.stretch * 1000) / 1000,
+    fits: plan.fits,
+    confidence: s.confidence,
+  };
+}
+
+/** Appends a sentence's timeline, scaled by its stretch and moved to where it is placed. */
+function placeTimeline(into: SpeechTimeline, t: SpeechTimeline, atMs: number, scale: number): void {
+  const at = (ms: number) => atMs + Math.round(ms * scale);
+  const base = into.words.length;
+  into.words.push(
+    ...t.words.map((w): TimedWord => ({ text: w.text, startMs: at(w.startMs), endMs: at(w.endMs) })),
+  );
+  into.phonemes.push(
+    ...t.phonemes.map((p): TimedPhoneme => ({
+      phone: p.phone,
+      startMs: at(p.startMs),
+      endMs: at(p.endMs),
+      ...(p.word !== undefined ? { word: base + p.word } : {}),
+    })),
+  );
+}
+
+/** The source's words with times: recognized and refined, or the given transcript aligned. */
+async function sourceWords(
+  wav: string,
+  request: DubRequest,
+  tools: DubTools,
+  dir: string,
+  signal: AbortSignal,
+): Promise<RecognizedWord[]> {
+  if (request.transcript) {
+    const t = await alignTranscript(wav, request.transcript, { workDir: dir, signal });
+    return asWritten(request.transcript, t.words);
+  }
+  const recognized = await tools.recognizer.transcribe(wav, {
+    workDir: dir,
+    signal,
+    ...(request.sourceLang ? { language: request.sourceLang } : {}),
+  });
+  if (recognized.words.length === 0) return [];
+  const refined = await refineWordTimes(wav, recognized.words, { workDir: dir, signal });
+  return refined.map((w) => ({
+    text: w.text,
+    startMs: w.startMs,
+    endMs: w.endMs,
+    ...(w.confidence !== undefined ? { confidence: w.confidence } : {}),
+  }));
+}
+
+/**
+ * The aligned words as the client wrote them: the aligner's words are spelled out and stripped of
+ * punctuation, but sentence ends split the dub's sentences and the translator reads punctuation. Each
+ * written token takes the span of the words it was spelled into; if they do not add up (the aligner
+ * dropped a word), the aligner's words are kept.
+ */
+export function asWritten(text: string, aligned: readonly TimedWord[]): RecognizedWord[] {
+  const tokens = text.split(/\s+/).filter((t) => transcriptWords(t).length > 0);
+  const counts = tokens.map((t) => transcriptWords(t).length);
+  if (counts.reduce((a, b) => a + b, 0) !== aligned.length)
+    return aligned.map((w) => ({ text: w.text, startMs: w.startMs, endMs: w.endMs }));
+  let k = 0;
+  return tokens.map((token, i) => {
+    const first = aligned[k];
+    k += counts[i];
+    return { text: token, startMs: first.startMs, endMs: aligned[k - 1].endMs };
+  });
+}
+
+interface ChosenVoice {
+  voice: DubVoice;
+  profile: VoiceProfile | null;
+}
+
+/**
+ * A target-language voice per speaker: the installed voice nearest the speaker's pitch (a voice
+ * already taken counts as four semitones further, so two speakers get two voices where the language
+ * has them), with the speaker's measured pitch and timbre applied on top. A speaker too short to
+ * measure keeps the voice as it is.
+ */
+async function chooseVoices(
+  wav: string,
+  sentences: readonly SourceSentence[],
+  language: string,
+  synthesizer: SynthesisProvider,
+  dir: string,
+  signal: AbortSignal,
+): Promise<Map<string, ChosenVoice>> {
+  const all = await synthesizer.listVoices({ signal });
+  const candidates = all.filter((v) =>
+    (v.labels?.languages ?? '')
+      .split(',')
+      .map((l) => l.trim().toLowerCase())
+      .some((l) => l === language || l.split('-')[0] === language),
+  );
+  if (candidates.length === 0)
+    throw new AppError('dubbing_voice_unavailable', {
+      field: 'dubParams.targetLang',
+      message: `No voice for ${language} is installed on this server.`,
+    });
+  // Speakers by how much they say: the main speaker chooses first.
+  const talk = new Map<string, { ms: number; spans: [number, number][] }>();
+  for (const s of sentences) {
+    const t = talk.get(s.speaker) ?? { ms: 0, spans: [] };
+    t.ms += s.endMs - s.startMs;
+    t.spans.push([s.startMs, s.endMs]);
+    talk.set(s.speaker, t);
+  }
+  const order = [...talk.entries()].sort((a, b) => b[1].ms - a[1].ms);
+  const used = new Map<string, number>();
+  const chosen = new Map<string, ChosenVoice>();
+  for (const [speaker, t] of order) {
+    const sample = join(dir, `speaker-${chosen.size + 1}.wav`);
+    await cutSpans(wav, t.spans, sample, signal);
+    const m = await measureVoiceProfile(sample, { workDir: dir, signal });
+    const pitch = m.voicedSeconds >= 1 ? m.profile.pitchMedianHz : 0;
+    const voice = nearestVoice(candidates, pitch, used);
+    used.set(voice.providerVoiceId, (used.get(voice.providerVoiceId) ?? 0) + 1);
+    chosen.set(speaker, {
+      voice: {
+        speaker,
+        provider: synthesizer.name,
+        voiceId: voice.providerVoiceId,
+        name: voice.name,
+        matched: pitch > 0,
+      },
+      profile: pitch > 0 ? { ...m.profile, baseVoice: voice.providerVoiceId } : null,
+    });
+  }
+  return chosen;
+}
+
+function nearestVoice(
+  candidates: readonly ProviderVoice[],
+  pitchHz: number,
+  used: ReadonlyMap<string, number>,
+): ProviderVoice {
+  let best = candidates[0];
+  let bestCost = Infinity;
+  for (const c of candidates) {
+    const nominal = NOMINAL_PITCH_HZ[c.labels?.gender ?? ''] ?? 150;
+    const distance = pitchHz > 0 ? Math.abs(semitones(nominal, pitchHz)) : 0;
+    const cost = distance + 4 * (used.get(c.providerVoiceId) ?? 0);
+    if (cost < bestCost) [best, bestCost] = [c, cost];
+  }
+  return best;
+}
+
+/** The spans of a 16 kHz WAV joined into one file, at most PROFILE_SAMPLE_MS of them. */
+async function cutSpans(
+  wav: string,
+  spans: readonly [number, number][],
+  out: string,
+  signal: AbortSignal,
+): Promise<void> {
+  const picked: [number, number][] = [];
+  let total = 0;
+  for (const [a, b] of spans) {
+    if (total >= PROFILE_SAMPLE_MS) break;
+    const end = Math.min(b, a + PROFILE_SAMPLE_MS - total);
+    picked.push([a, end]);
+    total += end - a;
+  }
+  const select = picked
+    .map(([a, b]) => `between(t,${(a / 1000).toFixed(3)},${(b / 1000).toFixed(3)})`)
+    .join('+');
+  await runFfmpeg(
+    ['-i', wav, '-af', `aselect='${select}',asetpts=N/SR/TB`, '-ac', '1', '-c:a', 'pcm_s16le', out],
+    { signal },
+  );
+  await readWavInfo(out);
+}

@@ -1,0 +1,298 @@
+// Dubbing end to end as users get it (docs/dubbing.md): a real `lipsync serve` with the local
+// recognizer, Apertium, the espeak-ng + MBROLA voices and the cpu engine. English speech over a quiet
+// background tone on a fixture face is dubbed into Spanish and Catalan offline; the test reads the
+// transcript and subtitles through the API and measures the output's sound and mouth itself.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { measureMouth } from '../../src/engines/cpu/quality.js';
+import { phonemeShapes } from '../../src/engines/cpu/phoneme-quality.js';
+import { probeMedia } from '../../src/media/probe.js';
+import { fixture } from '../helpers/paths.js';
+import { createDeployment, startServer, type TestDeployment, type TestServer } from '../helpers/index.js';
+import {
+  api,
+  cliOrg,
+  createGeneration,
+  downloadOutput,
+  uploadOverHttp,
+  waitDone,
+  type E2eOrg,
+} from './generations-support.js';
+
+const run = promisify(execFile);
+const FPS = 25;
+const SCRIPT = 'Bob bought a map. Pam ate pie by the blue boat.';
+const TONE_HZ = 200;
+/** The issue's bound for the lips at the translation's p, b, m against its open vowels. */
+const BILABIAL_MAX = 0.25;
+
+/** Mono 16 kHz samples of a media file's soundtrack. */
+async function samples(path: string): Promise<Float32Array> {
+  const { stdout } = await run(
+    'ffmpeg',
+    ['-v', 'error', '-i', path, '-map', '0:a:0', '-ac', '1', '-ar', '16000', '-f', 'f32le', '-'],
+    { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
+  );
+  const b = stdout as Buffer;
+  return new Float32Array(b.buffer, b.byteOffset, Math.floor(b.length / 4));
+}
+
+/** Amplitude of one frequency over [fromMs, toMs) (Goertzel). */
+function toneLevel(x: Float32Array, hz: number, fromMs: number, toMs: number): number {
+  const a = Math.floor((fromMs / 1000) * 16000);
+  const b = Math.min(x.length, Math.floor((toMs / 1000) * 16000));
+  const w = (2 * Math.PI * hz) / 16000;
+  let s1 = 0;
+  let s2 = 0;
+  for (let i = a; i < b; i++) {
+    const s0 = x[i] + 2 * Math.cos(w) * s1 - s2;
+    s2 = s1;
+    s1 = s0;
+  }
+  const power = s1 * s1 + s2 * s2 - 2 * Math.cos(w) * s1 * s2;
+  return (2 * Math.sqrt(Math.max(0, power))) / Math.max(1, b - a);
+}
+
+function rms(x: Float32Array, fromMs: number, toMs: number): number {
+  const a = Math.floor((fromMs / 1000) * 16000);
+  const b = Math.min(x.length, Math.floor((toMs / 1000) * 16000));
+  let s = 0;
+  for (let i = a; i < b; i++) s += x[i] * x[i];
+  return Math.sqrt(s / Math.max(1, b - a));
+}
+
+/** SRT cues as [startMs, endMs, text]. */
+function srtCues(text: string): [number, number, string][] {
+  const ms = (t: string) => {
+    const [h, m, rest] = t.split(':');
+    const [s, f] = rest.split(',');
+    return ((Number(h) * 60 + Number(m)) * 60 + Number(s)) * 1000 + Number(f);
+  };
+  return text
+    .trim()
+    .split(/\n\n+/)
+    .map((block) => {
+      const lines = block.split('\n');
+      const [a, b] = lines[1].split(' --> ');
+      return [ms(a), ms(b), lines.slice(2).join(' ')];
+    });
+}
+
+describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
+  let dep: TestDeployment;
+  let server: TestServer;
+  let org: E2eOrg;
+  let dir: string;
+
+  /** A face video whose soundtrack is `speech` (placed at `atMs`) over a quiet tone. */
+  async function sourceVideo(name: string, speech: string[], seconds: number): Promise<string> {
+    const out = join(dir, name);
+    const inputs = speech.flatMap((s) => ['-i', s]);
+    const placed = speech.map((_, i) => `[${i + 1}:a]aresample=48000,apad[s${i}]`).join(';');
+    const mix = speech.map((_, i) => `[s${i}]`).join('');
+    await run('ffmpeg', [
+      ...['-v', 'error', '-y', '-stream_loop', '2', '-i', fixture('media/face_3.mp4'), ...inputs],
+      ...['-f', 'lavfi', '-i', `sine=f=${TONE_HZ}:r=48000`],
+      '-filter_complex',
+      [
+        ...(placed ? [placed] : []),
+        `[${speech.length + 1}:a]volume=0.03[bg]`,
+        `${mix}[bg]amix=inputs=${speech.length + 1}:duration=longest:normalize=0[a]`,
+      ].join(';'),
+      ...['-map', '0:v', '-map', '[a]', '-t', String(seconds), '-vf', `scale=400:400,fps=${FPS}`],
+      ...['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', 'yuv420p', '-c:a', 'aac', out],
+    ]);
+    return out;
+  }
+
+  /** English speech from the server's own text-to-speech, delayed by `atMs`, optionally lower. */
+  async function englishSpeech(name: string, script: string, atMs: number, lower = false): Promise<string> {
+    const tts = await api(server, org, 'POST', '/v2/tts', { script, voiceId: 'slt-hts' });
+    assert.equal(tts.status, 200, tts.text);
+    const raw = join(dir, `${name}-raw.wav`);
+    await writeFile(raw, Buffer.from(await (await fetch(tts.json.url)).arrayBuffer()));
+    const out = join(dir, `${name}.wav`);
+    // A second person: the same voice played slower and lower (pitch and formants down by 0.7).
+    const shift = lower ? 'asetrate=16000*0.7,aresample=48000,' : 'aresample=48000,';
+    await run('ffmpeg', ['-v', 'error', '-y', '-i', raw, '-af', `${shift}adelay=${atMs}|${atMs}`, out]);
+    return out;
+  }
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'lipsync-dub-e2e-'));
+    dep = await createDeployment({ env: { LIPSYNC_WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn' } });
+    server = await startServer({ env: { ...dep.env } });
+    org = await cliOrg(dep.env);
+  });
+  after(async () => {
+    await server?.stop();
+    await dep?.cleanup();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  async function dubbed(id: string): Promise<any> {
+    const done = await waitDone(server, org, id, 300_000);
+    assert.equal(done.status, 'COMPLETED', JSON.stringify(done));
+    return (await api(server, org, 'GET', `/v2/generate/${id}?include=quality`)).json;
+  }
+
+  test('English into Spanish with the words given: translation, subtitles, sound kept, lips shut at p/b/m', async () => {
+    const speech = await englishSpeech('bob', SCRIPT, 1000);
+    const src = await sourceVideo('bob.mp4', [speech], 8);
+    const video = await uploadOverHttp(server, org, src);
+    const id = await createGeneration(server, org, {
+      model: 'lipsync-2',
+      input: [{ type: 'video', assetId: video }],
+      dubParams: { targetLang: 'es', sourceLang: 'en', transcript: SCRIPT },
+    });
+    const g = await dubbed(id);
+    assert.equal(g.quality.dub.targetLang, 'es');
+    assert.equal(g.quality.dub.transcriptSource, 'given');
+    assert.equal(g.quality.mouthDriver, 'phonemes');
+
+    const t = await api(server, org, 'GET', `/v2/generations/${id}/transcript`);
+    assert.equal(t.status, 200, t.text);
+    assert.equal(t.json.segments.length, 2, t.text);
+    assert.equal(t.json.segments[0].sourceText, 'Bob bought a map.');
+    assert.match(t.json.segments[0].translatedText, /mapa/);
+    assert.match(t.json.segments[1].translatedText, /azul/);
+    assert.equal(t.json.voices[0].voiceId.startsWith('espeak-es'), true);
+    for (const s of t.json.segments) {
+      assert.ok(s.stretch >= 0.8 && s.stretch <= 1.25, JSON.stringify(s));
+      assert.equal(s.dubStartMs, s.startMs, 'the dub starts with the source speech');
+    }
+
+    const out = await downloadOutput(server, org, id, dir);
+    const probe = await probeMedia(out.path);
+    assert.ok(Math.abs((probe.durationSeconds as number) - 8) < 0.2, `output ${probe.durationSeconds} s`);
+
+    // Subtitles: the translation on the spans where it is heard.
+    const srt = await api(server, org, 'GET', `/v2/generations/${id}/subtitles?format=srt&lang=target`);
+    assert.equal(srt.status, 200, srt.text);
+    const cues = srtCues(srt.text);
+    assert.equal(cues.length, 2);
+    const [before, after] = [await samples(src), await samples(out.path)];
+    for (const [i, [a, b, text]] of cues.entries()) {
+      assert.equal(a, t.json.segments[i].dubStartMs);
+      assert.equal(text, t.json.segments[i].translatedText);
+      assert.ok(b <= (probe.durationSeconds as number) * 1000);
+      // Speech where the source spoke: well above the background there.
+      assert.ok(rms(after, a, b) > 4 * rms(after, 0, 800), `cue ${i}: speech ${rms(after, a, b)}`);
+    }
+    // The background stays where nobody speaks (the tone within 2 dB of the source's level).
+    const lastEnd = Math.max(...t.json.segments.map((s: any) => Math.max(s.endMs, s.dubEndMs)));
+    for (const [a, b] of [
+      [100, 800],
+      [lastEnd + 400, 7800],
+    ]) {
+      const ratio = toneLevel(after, TONE_HZ, a, b) / toneLevel(before, TONE_HZ, a, b);
+      assert.ok(Math.abs(20 * Math.log10(ratio)) < 2, `background ${a}-${b} ms changed by ${ratio}`);
+    }
+
+    // The mouth follows the Spanish: lips shut at its p, b, m.
+    const shapes = phonemeShapes(await measureMouth(out.path), t.json.timeline.phonemes, FPS);
+    assert.ok(shapes.bilabial.count >= 3, `${shapes.bilabial.count} p/b/m measured`);
+    assert.ok(shapes.openRatio <= BILABIAL_MAX, `p/b/m opening ratio ${shapes.openRatio}`);
+  });
+
+  test('English into Catalan from recognized words', async () => {
+    const speech = await englishSpeech('cat', 'The weather is good today. We will walk to the market.', 500);
+    const video = await uploadOverHttp(server, org, await sourceVideo('cat.mp4', [speech], 7));
+    const id = await createGeneration(server, org, {
+      model: 'lipsync-2',
+      input: [{ type: 'video', assetId: video }],
+      dubParams: { targetLang: 'ca' },
+    });
+    const g = await dubbed(id);
+    assert.equal(g.quality.dub.transcriptSource, 'recognized');
+    const t = await api(server, org, 'GET', `/v2/generations/${id}/transcript`);
+    assert.equal(t.json.sourceLang, 'en');
+    assert.equal(t.json.targetLang, 'ca');
+    assert.equal(t.json.voices[0].voiceId, 'espeak-ca');
+    assert.ok(t.json.segments.length >= 1);
+    for (const s of t.json.segments) {
+      assert.notEqual(s.translatedText, s.sourceText);
+      assert.ok(s.confidence === null || (s.confidence >= 0 && s.confidence <= 1));
+    }
+    const vtt = await api(server, org, 'GET', `/v2/generations/${id}/subtitles?format=vtt&lang=source`);
+    assert.equal(vtt.status, 200);
+    assert.match(vtt.text, /^WEBVTT\n\n00:00:0\d\.\d{3} --> /);
+  });
+
+  test('two people: told apart by voice, each with a voice of their own', async () => {
+    const a = await englishSpeech('first', 'Good morning to all of you.', 300);
+    const b = await englishSpeech('second', 'Thank you very much indeed.', 4200, true);
+    const video = await uploadOverHttp(server, org, await sourceVideo('two.mp4', [a, b], 9));
+    const id = await createGeneration(server, org, {
+      model: 'lipsync-2',
+      input: [{ type: 'video', assetId: video }],
+      dubParams: {
+        targetLang: 'es',
+        numSpeakers: 1, // deprecated and ignored: speakers are found by voice
+        transcript: 'Good morning to all of you. Thank you very much indeed.',
+      },
+    });
+    await dubbed(id);
+    const t = (await api(server, org, 'GET', `/v2/generations/${id}/transcript`)).json;
+    const speakers = new Set(t.segments.map((s: any) => s.speaker));
+    assert.equal(speakers.size, 2, JSON.stringify(t.segments));
+    assert.equal(t.voices.length, 2);
+    assert.notEqual(t.voices[0].voiceId, t.voices[1].voiceId, JSON.stringify(t.voices));
+  });
+
+  test('refusals: an unsupported pair, a video without sound, an image, nothing said', async () => {
+    const face = await uploadOverHttp(server, org, fixture('media/face_1.mp4'));
+    const pair = await api(server, org, 'POST', '/v2/generate', {
+      model: 'lipsync-2',
+      input: [{ type: 'video', assetId: face }],
+      dubParams: { targetLang: 'ja' },
+    });
+    assert.equal(pair.status, 422, pair.text);
+    assert.equal(pair.json.errorCode, 'dubbing_language_unsupported');
+    assert.equal(pair.json.field, 'dubParams.targetLang');
+
+    const mute = join(dir, 'mute.mp4');
+    await run('ffmpeg', [
+      '-v',
+      'error',
+      '-y',
+      '-i',
+      fixture('media/face_1.mp4'),
+      '-an',
+      '-c:v',
+      'copy',
+      mute,
+    ]);
+    const noSound = await api(server, org, 'POST', '/v2/generate', {
+      model: 'lipsync-2',
+      input: [{ type: 'video', assetId: await uploadOverHttp(server, org, mute) }],
+      dubParams: { targetLang: 'es' },
+    });
+    assert.equal(noSound.status, 422, noSound.text);
+    assert.equal(noSound.json.field, 'input[0]');
+
+    const image = await api(server, org, 'POST', '/v2/generate', {
+      model: 'sync-3',
+      input: [{ type: 'image', url: 'https://example.com/face.png' }],
+      dubParams: { targetLang: 'es' },
+    });
+    assert.equal(image.status, 400, image.text);
+    assert.equal(image.json.field, 'input[0].type');
+
+    // A soundtrack with nothing said: the job fails with a code that says so.
+    const silent = await sourceVideo('silent.mp4', [], 3);
+    const id = await createGeneration(server, org, {
+      model: 'lipsync-2',
+      input: [{ type: 'video', assetId: await uploadOverHttp(server, org, silent) }],
+      dubParams: { targetLang: 'es' },
+    });
+    const done = await waitDone(server, org, id, 300_000);
+    assert.equal(done.status, 'FAILED', JSON.stringify(done));
+    assert.equal(done.errorCode, 'dubbing_no_speech');
+  });
+});

@@ -27,7 +27,7 @@ export interface GenerateArgs {
 const isUrl = (s: string) => /^https?:\/\//i.test(s);
 
 /** An input entry for the generation: a URL as is, a local file uploaded as an asset first. */
-async function input(api: Api, type: 'video' | 'image' | 'audio', source: string) {
+export async function input(api: Api, type: 'video' | 'image' | 'audio', source: string) {
   if (isUrl(source)) return { type, url: source };
   return { type, assetId: await uploadFile(api, source) };
 }
@@ -96,12 +96,26 @@ export async function generate(
     { 'idempotency-key': randomUUID() },
   );
   if (created.status !== 201 && created.status !== 200) throw apiError('creating the generation', created);
-  const id = created.json.id as string;
+  const { g, quality } = await followGeneration(api, created.json, args.pollSeconds, bar);
+  const out = await downloadOutput(api, g.id as string, args.out);
+  return { id: g.id, status: g.status, output: out, outputDuration: g.outputDuration ?? null, quality };
+}
 
-  let g = created.json;
+/**
+ * Polls a just-created generation until a terminal state, its progress on `bar`; then its quality
+ * report. Anything but COMPLETED is a ClientError naming the state and the error code.
+ */
+export async function followGeneration(
+  api: Api,
+  created: Record<string, any>,
+  pollSeconds: number,
+  bar: ProgressBar | null,
+): Promise<{ g: Record<string, any>; quality: unknown }> {
+  const id = created.id as string;
+  let g = created;
   while (!TERMINAL.has(g.status)) {
     bar?.update(`${g.status.toLowerCase()} ${id}`, g.progress_percent ?? null);
-    await sleep(args.pollSeconds * 1000);
+    await sleep(pollSeconds * 1000);
     const r = await api('GET', `/v2/generate/${id}?include=progress`);
     if (r.status !== 200) throw apiError('reading the generation', r);
     g = r.json;
@@ -123,13 +137,17 @@ export async function generate(
       },
     );
   }
+  return { g, quality };
+}
 
+/** Downloads a completed generation's output to `out` (default `<id>.mp4` or `.mov`); the path. */
+export async function downloadOutput(api: Api, id: string, out?: string): Promise<string> {
   const d = await api('GET', `/v2/generations/${id}/download`);
   if (d.status !== 200) throw apiError('getting the download URL', d);
   const url = d.text.trim();
-  const out = args.out ?? `${id}.${url.includes('.mov') ? 'mov' : 'mp4'}`;
-  await download(url, out, 'the output');
-  return { id, status: g.status, output: out, outputDuration: g.outputDuration ?? null, quality };
+  const file = out ?? `${id}.${url.includes('.mov') ? 'mov' : 'mp4'}`;
+  await download(url, file, 'the output');
+  return file;
 }
 
 /** A short human summary of the engine's report. */

@@ -20,6 +20,7 @@ import { registerDialogueCommands } from './dialogue.js';
 import { registerOperatorCommands } from './operator.js';
 import { registerModelCommands } from './models.js';
 import { registerBatchCommands } from './batch.js';
+import { registerDubbingCommands } from './dubbing.js';
 import { registerWorkerTokenCommands } from './worker-tokens.js';
 import { startRemoteWorker } from '../app/remote-worker.js';
 import { remoteJobHandlers } from '../handlers/index.js';
@@ -321,6 +322,7 @@ export function buildProgram(): Command {
 
   registerSpeechCommands(program, org, { print, withServices });
   registerDialogueCommands(program, print);
+  registerDubbingCommands(program, print);
   registerModelCommands(program, print);
   registerBatchCommands(program, print);
   registerWorkerTokenCommands(program, { print, withServices });

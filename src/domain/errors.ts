@@ -409,6 +409,13 @@ export const ERRORS = {
     'The generation ran longer than the server allows.',
     'Use shorter inputs or segments, or ask the operator to raise LIPSYNC_JOB_TIMEOUT_SECONDS.',
   ),
+  // 404, not 409: the transcript does not exist and never will (409 means waiting may help).
+  generation_not_dubbed: entry(
+    'generation_not_dubbed',
+    404,
+    'The generation is not a dub: it has no transcript or subtitles.',
+    'Transcripts and subtitles exist for generations created with dubParams (docs/dubbing.md).',
+  ),
   generation_canceled: entry(
     'generation_canceled',
     409,

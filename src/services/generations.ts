@@ -1,5 +1,5 @@
 // Use cases for generations: create (admission: generation-admission.ts), get/wait, list, delete,
-// download URL, estimates, cancel, and the views clients receive.
+// download URL, a dub's transcript and subtitles, estimates, cancel, and the views clients receive.
 import type { Config } from '../config.js';
 import type { Store } from '../store/index.js';
 import type { GenerationRecord } from '../store/generations.js';
@@ -31,6 +31,13 @@ import { deliverableKey } from '../domain/plans.js';
 import { downloadDecision, endsWait, isStatus } from '../domain/generation-status.js';
 import { estimateCost, type Estimate, type PriceTable } from '../domain/pricing.js';
 import { isUuid } from '../domain/ids.js';
+import {
+  renderSubtitles,
+  type DubRecord,
+  type SubtitleFormat,
+  type SubtitleLanguage,
+} from '../domain/dub.js';
+import { completedDub, SUBTITLE_CONTENT_TYPES, subtitlesFileName } from '../domain/dub-reads.js';
 
 export interface ResolvedInputs {
   /** What the job needs: blob keys and probes per role (video/image/audio). */
@@ -253,6 +260,28 @@ export class GenerationService {
       if (err instanceof AppError) throw err;
       throw new AppError('generation_download_unavailable', { headers: { 'Retry-After': '5' } });
     }
+  }
+
+  /** GET /v2/generations/{id}/transcript: a completed dub's stored transcript. */
+  async dubTranscript(org: Organization, id: string): Promise<{ generationId: string } & DubRecord> {
+    const g = await this.get(org.id, id);
+    return { generationId: g.id, ...completedDub(g) };
+  }
+
+  /** GET /v2/generations/{id}/subtitles: a completed dub's subtitles as a file. */
+  async dubSubtitles(
+    org: Organization,
+    id: string,
+    format: SubtitleFormat,
+    lang: SubtitleLanguage,
+  ): Promise<{ text: string; contentType: string; fileName: string }> {
+    const g = await this.get(org.id, id);
+    const dub = completedDub(g);
+    return {
+      text: renderSubtitles(dub, format, lang),
+      contentType: SUBTITLE_CONTENT_TYPES[format],
+      fileName: subtitlesFileName(g.id, dub, lang, format),
+    };
   }
 
   /** The output URL a view shows: signed, and the watermarked derivative where the plan needs it. */

@@ -25,3 +25,54 @@ export const DubbingLanguagesSchema = Type.Object({
     }),
   ),
 });
+
+const Segment = Type.Object({
+  id: Type.String(),
+  startMs: Type.Number({ description: 'the source speech span, ms' }),
+  endMs: Type.Number(),
+  speaker: Type.String(),
+  sourceText: Type.String(),
+  translatedText: Type.String(),
+  dubStartMs: Type.Number({ description: 'where the dubbed speech is heard, ms of the output' }),
+  dubEndMs: Type.Number(),
+  stretch: Type.Number({
+    description: 'output length / synthesized length of the translation (1: untouched)',
+  }),
+  fits: Type.Boolean({ description: 'the dubbed speech ends before the next segment starts' }),
+  confidence: Type.Union([Type.Number(), Type.Null()], {
+    description: 'mean recognition confidence; null when the transcript was given',
+  }),
+});
+
+const Voice = Type.Object({
+  speaker: Type.String(),
+  provider: Type.String(),
+  voiceId: Type.String(),
+  name: Type.String(),
+  matched: Type.Boolean({ description: "pitch and timbre moved toward the speaker's own" }),
+});
+
+/** A completed dub's transcript (src/domain/dub.ts DubRecord) with its generation's id. */
+export const DubTranscriptSchema = Type.Object({
+  generationId: Type.String(),
+  sourceLang: Type.String(),
+  targetLang: Type.String(),
+  provider: Type.Union([Type.Literal('local'), Type.Literal('openai'), Type.Literal('deepl')]),
+  route: Type.Union([
+    Type.Object({ via: Type.Union([Type.String(), Type.Null()]), quality: Type.String() }),
+    Type.Null(),
+  ]),
+  transcriptSource: Type.Union([Type.Literal('recognized'), Type.Literal('given')]),
+  voices: Type.Array(Voice),
+  segments: Type.Array(Segment),
+});
+
+export const SubtitlesQuery = Type.Object({
+  format: Type.Optional(Type.Union([Type.Literal('srt'), Type.Literal('vtt')], { default: 'srt' })),
+  lang: Type.Optional(
+    Type.Union([Type.Literal('source'), Type.Literal('target')], {
+      default: 'target',
+      description: 'the source speech, or its translation where the dubbed speech is heard',
+    }),
+  ),
+});

@@ -1,0 +1,191 @@
+// `lipsync languages` and `lipsync dub`: dubbing through a running server's API, as any client would
+// make it. `dub` uploads a local video (a URL is passed on), creates the generation with dubParams,
+// shows its progress, downloads the dubbed video and, if asked, its target-language subtitles.
+import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import { Option, type Command } from 'commander';
+import { apiError, apiFrom, ClientError, connectionOptions, usageError, type Api } from './http.js';
+import { downloadOutput, followGeneration, input, ProgressBar } from './generate.js';
+
+type Print = (json: boolean, obj: Record<string, unknown>, text: string) => void;
+
+interface ApiOpts {
+  server?: string;
+  key?: string;
+  json?: boolean;
+}
+
+const PROVIDERS = ['local', 'openai', 'deepl'];
+
+const providerOption = (what: string) => new Option('--provider <name>', what).choices(PROVIDERS);
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+const codes = (langs: { code: string }[]) => langs.map((l) => l.code).join(',') || '-';
+
+/** The languages catalogue as text: one row per provider, then the routes of those that list them. */
+export function languagesText(providers: Record<string, any>[]): string {
+  const parts = [
+    table([
+      ['PROVIDER', 'AVAILABLE', 'SOURCES', 'TARGETS'],
+      ...providers.map((p) => [p.provider, p.available ? 'yes' : 'no', codes(p.sources), codes(p.targets)]),
+    ]),
+  ];
+  for (const p of providers) {
+    if (!p.pairs?.length) continue;
+    const routes = (p.pairs as Record<string, any>[]).map((r) => [
+      `${r.from} -> ${r.to}`,
+      r.via ? `${r.quality} via ${r.via}` : r.quality,
+      r.note ?? '',
+    ]);
+    parts.push(`${p.provider} routes:\n${table([['ROUTE', 'QUALITY', 'NOTE'], ...routes])}`);
+  }
+  return parts.join('\n\n');
+}
+
+/** `<video-basename>.<lang>.mp4` in the current folder (a URL's last path segment as the name). */
+function defaultOut(video: string, lang: string): string {
+  let name = video;
+  if (/^https?:\/\//i.test(video)) {
+    try {
+      name = decodeURIComponent(new URL(video).pathname);
+    } catch {
+      name = '';
+    }
+  }
+  const base = basename(name, extname(name)) || 'dub';
+  return `${base}.${lang.toLowerCase()}.mp4`;
+}
+
+function subtitlesFormat(file: string): 'srt' | 'vtt' {
+  const ext = extname(file).toLowerCase();
+  if (ext === '.srt' || ext === '.vtt') return ext.slice(1) as 'srt' | 'vtt';
+  throw usageError(`--subtitles must name a .srt or .vtt file (got ${JSON.stringify(file)})`);
+}
+
+interface DubOpts extends ApiOpts {
+  to?: string;
+  from?: string;
+  provider?: string;
+  voice?: string;
+  model: string;
+  out?: string;
+  subtitles?: string;
+  wait: boolean;
+  poll: number;
+}
+
+async function writeSubtitles(api: Api, id: string, file: string): Promise<void> {
+  const r = await api('GET', `/v2/generations/${id}/subtitles?format=${subtitlesFormat(file)}&lang=target`);
+  if (r.status !== 200) throw apiError(`getting the subtitles of generation ${id}`, r);
+  try {
+    await writeFile(file, r.text);
+  } catch (err) {
+    throw new ClientError(`writing ${file}: ${(err as Error).message}`);
+  }
+}
+
+/** One line about a completed dub, from its transcript. */
+function dubLine(t: Record<string, any>): string {
+  const route = t.route?.via ? `, via ${t.route.via} (${t.route.quality})` : '';
+  return `dubbed ${t.sourceLang} -> ${t.targetLang} (${t.provider}${route}): ${t.segments.length} segment(s), ${t.voices.length} voice(s)`;
+}
+
+export function registerDubbingCommands(program: Command, print: Print): void {
+  connectionOptions(
+    program
+      .command('languages')
+      .description('the languages dubbing offers on the server, per translation provider, with route quality')
+      .addOption(providerOption('only this translation provider')),
+  )
+    .option('--json', 'print the API answer as one JSON object')
+    .action(async (opts: ApiOpts & { provider?: string }) => {
+      const r = await apiFrom(opts)('GET', '/v2/dubbing/languages');
+      if (r.status !== 200) throw apiError('listing the dubbing languages', r);
+      const providers = (r.json.providers as Record<string, any>[]).filter(
+        (p) => !opts.provider || p.provider === opts.provider,
+      );
+      print(!!opts.json, { providers }, languagesText(providers));
+    });
+
+  connectionOptions(
+    program
+      .command('dub')
+      .description(
+        'dub a video into another language through a running server: its speech is recognized, translated, spoken by a target-language voice and lip-synced; downloads the output',
+      )
+      .argument('<video>', 'a local video file (uploaded) or an http(s) URL')
+      .option('--to <lang>', 'the target language, e.g. es (see `lipsync languages`)')
+      .option('--from <lang>', 'the language spoken in the video (default: auto)')
+      .addOption(providerOption('the translation provider (default: local)'))
+      .option('--voice <id>', 'a voice of `lipsync voices` for every speaker (default: matched local voices)')
+      .option('--model <id>', 'model id', 'lipsync-2')
+      .option('--out <file>', 'where to write the dubbed video (default <video name>.<lang>.mp4)')
+      .option('--subtitles <file>', 'also write the target-language subtitles (.srt or .vtt)')
+      .option('--no-wait', 'print the generation id once it is created and exit')
+      .option('--poll <seconds>', 'seconds between progress checks', (v) => Number(v), 1),
+  )
+    .option('--json', 'print one JSON object (no progress bar)')
+    .action(async (video: string, opts: DubOpts) => {
+      const json = !!opts.json;
+      if (!opts.to?.trim())
+        throw usageError('dub needs --to LANG, the target language (see `lipsync languages`)');
+      if (opts.subtitles !== undefined) subtitlesFormat(opts.subtitles);
+      if (!opts.wait && (opts.out !== undefined || opts.subtitles !== undefined))
+        throw usageError('--out and --subtitles need the dub to finish: drop --no-wait');
+      if (!(opts.poll > 0)) throw usageError('--poll must be a positive number of seconds');
+      // Before anything is uploaded: a missing key is bad usage (exit 2).
+      const api = apiFrom(opts);
+      const created = await api(
+        'POST',
+        '/v2/generate',
+        {
+          model: opts.model,
+          input: [await input(api, 'video', video)],
+          dubParams: {
+            targetLang: opts.to.trim(),
+            ...(opts.from ? { sourceLang: opts.from } : {}),
+            ...(opts.provider ? { provider: opts.provider } : {}),
+            ...(opts.voice ? { voiceId: opts.voice } : {}),
+          },
+        },
+        // A network or proxy retry of this request cannot create a second generation.
+        { 'idempotency-key': randomUUID() },
+      );
+      if (created.status !== 201 && created.status !== 200) throw apiError('creating the dub', created);
+      const id = created.json.id as string;
+      if (!opts.wait) {
+        print(json, { id, status: created.json.status }, id);
+        return;
+      }
+      const { g } = await followGeneration(api, created.json, opts.poll, json ? null : new ProgressBar());
+      const output = await downloadOutput(api, id, opts.out ?? defaultOut(video, opts.to.trim()));
+      if (opts.subtitles !== undefined) await writeSubtitles(api, id, opts.subtitles);
+      const t = await api('GET', `/v2/generations/${id}/transcript`);
+      if (t.status !== 200) throw apiError(`getting the transcript of generation ${id}`, t);
+      const { generationId: _, ...dub } = t.json as Record<string, any>;
+      print(
+        json,
+        {
+          id,
+          status: g.status,
+          output,
+          subtitles: opts.subtitles ?? null,
+          outputDuration: g.outputDuration ?? null,
+          dub,
+        },
+        [output, ...(opts.subtitles ? [opts.subtitles] : []), dubLine(dub)].join('\n'),
+      );
+    });
+}

@@ -1,0 +1,123 @@
+// `lipsync languages` and `lipsync dub` against a real server: the languages catalogue as a table
+// and as JSON; `dub`'s bad usage exits 2 before anything is sent; an API refusal exits 1 with the
+// API's error code. (A whole dub through the CLI joins these once the dubbing job runs here: it can
+// use `face` below and the `cli` helper, which sets a short --poll.)
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fixture } from '../helpers/paths.js';
+import {
+  createDeployment,
+  runCli,
+  runCliJson,
+  startServer,
+  type TestDeployment,
+  type TestServer,
+} from '../helpers/index.js';
+import { cliOrg, type E2eOrg } from './generations-support.js';
+
+describe('lipsync languages and dub', { timeout: 180_000 }, () => {
+  let dep: TestDeployment;
+  let server: TestServer;
+  let org: E2eOrg;
+  let dir: string;
+  /** A talking face with its own soundtrack: what a dub starts from. */
+  const face = fixture('media/face_5.mp4');
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'lipsync-cli-dub-'));
+    dep = await createDeployment({ env: { LIPSYNC_WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn' } });
+    server = await startServer({ env: { ...dep.env } });
+    org = await cliOrg(dep.env);
+  });
+  after(async () => {
+    await server?.stop();
+    await dep?.cleanup();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /** An API command with the org's key from the environment, run in `dir` (default outputs land there). */
+  const cli = (args: string[]) =>
+    runCli([...args, '--server', server.url, ...(args[0] === 'dub' ? ['--poll', '0.2'] : [])], {
+      env: { ...dep.env, LIPSYNC_API_KEY: org.key },
+      timeoutMs: 120_000,
+      cwd: dir,
+    });
+
+  test('languages prints each provider, its languages and the local routes with their quality', async () => {
+    const r = await cli(['languages']);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.split('\n');
+    assert.match(lines[0], /^PROVIDER\s+AVAILABLE\s+SOURCES\s+TARGETS$/);
+    const local = lines.find((l) => l.startsWith('local '));
+    assert.match(local ?? '', /^local\s+yes\s+\S*en\S*\s+\S*es\S*$/, r.stdout);
+    assert.match(lines.find((l) => l.startsWith('deepl ')) ?? '', /^deepl\s+no\s/, r.stdout);
+    assert.ok(lines.includes('local routes:'), r.stdout);
+    assert.ok(
+      lines.some((l) => /^en -> es\s+direct\s*$/.test(l)),
+      r.stdout,
+    );
+    assert.ok(
+      lines.some((l) => /^en -> pt\s+pivot via es\s+.*lower quality/.test(l)),
+      r.stdout,
+    );
+  });
+
+  test('languages --provider --json prints the API answer for that provider', async () => {
+    const j = await runCliJson(['languages', '--provider', 'local', '--server', server.url], {
+      env: { ...dep.env, LIPSYNC_API_KEY: org.key },
+    });
+    assert.deepEqual(
+      j.providers.map((p: { provider: string }) => p.provider),
+      ['local'],
+    );
+    const [local] = j.providers;
+    assert.equal(local.available, true);
+    assert.ok(local.targets.some((l: { code: string }) => l.code === 'es'));
+    const es = local.pairs.find((p: { from: string; to: string }) => p.from === 'en' && p.to === 'es');
+    assert.equal(es.quality, 'direct');
+
+    const bad = await cli(['languages', '--provider', 'google']);
+    assert.equal(bad.code, 2, bad.stderr);
+  });
+
+  test('dub usage errors exit 2 and send nothing', async () => {
+    const noTarget = await cli(['dub', face]);
+    assert.equal(noTarget.code, 2, noTarget.stderr);
+    assert.match(noTarget.stderr, /^lipsync: dub needs --to LANG/m);
+
+    const badSubs = await cli(['dub', face, '--to', 'es', '--subtitles', join(dir, 'subs.txt')]);
+    assert.equal(badSubs.code, 2, badSubs.stderr);
+    assert.match(badSubs.stderr, /--subtitles must name a \.srt or \.vtt file/);
+
+    const noWait = await cli(['dub', face, '--to', 'es', '--no-wait', '--out', join(dir, 'x.mp4')]);
+    assert.equal(noWait.code, 2, noWait.stderr);
+    assert.match(noWait.stderr, /drop --no-wait/);
+
+    const badProvider = await cli(['dub', face, '--to', 'es', '--provider', 'google']);
+    assert.equal(badProvider.code, 2, badProvider.stderr);
+
+    // Nothing was created (nor uploaded).
+    const list = await runCliJson(['generation', 'list', '--server', server.url], {
+      env: { ...dep.env, LIPSYNC_API_KEY: org.key },
+    });
+    assert.deepEqual(list.items, []);
+    assert.deepEqual(await readdir(dir), []);
+  });
+
+  test('a target language the provider lacks exits 1 with dubbing_language_unsupported', async () => {
+    const r = await cli(['dub', face, '--to', 'ja']);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stderr, /^lipsync: creating the dub: HTTP 422 dubbing_language_unsupported: /m);
+
+    const j = await cli(['dub', face, '--to', 'ja', '--provider', 'local', '--json']);
+    assert.equal(j.code, 1, j.stderr);
+    const body = JSON.parse(j.stdout);
+    assert.equal(body.status, 422);
+    assert.equal(body.errorCode, 'dubbing_language_unsupported');
+    assert.match(body.error, /HTTP 422 dubbing_language_unsupported/);
+    assert.deepEqual(await readdir(dir), [], 'no output file is left behind');
+  });
+});

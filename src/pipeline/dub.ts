@@ -240,13 +240,25 @@ function placeTimeline(into: SpeechTimeline, t: SpeechTimeline, atMs: number, sc
   into.words.push(
     ...t.words.map((w): TimedWord => ({ text: w.text, startMs: at(w.startMs), endMs: at(w.endMs) })),
   );
+  // Where the synthesizer could not tell its words apart, a phone belongs to the word it falls in
+  // (the words were then spread by length): the mouth reads only phones that have a word.
+  const wordAt = (p: TimedPhoneme): number | undefined => {
+    if (p.word !== undefined) return p.word;
+    if (p.phone === 'sil') return undefined;
+    const mid = (p.startMs + p.endMs) / 2;
+    const k = t.words.findIndex((w) => mid >= w.startMs && mid < w.endMs);
+    return k >= 0 ? k : undefined;
+  };
   into.phonemes.push(
-    ...t.phonemes.map((p): TimedPhoneme => ({
-      phone: p.phone,
-      startMs: at(p.startMs),
-      endMs: at(p.endMs),
-      ...(p.word !== undefined ? { word: base + p.word } : {}),
-    })),
+    ...t.phonemes.map((p): TimedPhoneme => {
+      const w = wordAt(p);
+      return {
+        phone: p.phone,
+        startMs: at(p.startMs),
+        endMs: at(p.endMs),
+        ...(w !== undefined ? { word: base + w } : {}),
+      };
+    }),
   );
 }
 

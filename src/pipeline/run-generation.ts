@@ -80,7 +80,7 @@ export async function runGeneration(
       await ctx.files.download(visual.blobKey, visualPath, ctx.signal);
       visual = { ...visual, probe: await probeOf(visual, visualPath) };
       let audio: ResolvedMedia;
-      let dub: GenerationResult['dub'];
+      let dubRecord: DubRecord | null = null;
       let dubReport: Record<string, unknown> | null = null;
       if (req.dub) {
         // A dub: the video's own speech becomes a new soundtrack first (the first 40 % of the
@@ -100,14 +100,9 @@ export async function runGeneration(
         );
         ctx = { ...ctx, progress: (p) => outer(40 + p * 0.6) };
         await rename(done.audioPath, audioPath);
-        const audioKey = await ctx.files.upload('dub.wav', audioPath, 'audio/wav');
-        audio = {
-          blobKey: audioKey,
-          source: 'asset',
-          probe: await probeMedia(audioPath),
-          timeline: done.timeline,
-        };
-        dub = { record: done.record, audioKey };
+        // Stored with the outputs at the end (an upload takes the file away).
+        audio = { blobKey: '', source: 'asset', probe: await probeMedia(audioPath), timeline: done.timeline };
+        dubRecord = done.record;
         dubReport = { ...dubSummary(done.record), stageSeconds: done.stageSeconds };
       } else {
         await ctx.files.download(input.audio.blobKey, audioPath, ctx.signal);
@@ -255,6 +250,9 @@ export async function runGeneration(
       }
       ctx.progress(95);
       const outputKey = await ctx.files.upload(`output.${format}`, out, contentType);
+      const dub = dubRecord
+        ? { record: dubRecord, audioKey: await ctx.files.upload('dub.wav', audioPath, 'audio/wav') }
+        : null;
       return {
         outputKey,
         watermarkedKey,

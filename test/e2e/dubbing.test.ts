@@ -137,7 +137,7 @@ describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
 
   async function dubbed(id: string): Promise<any> {
     const done = await waitDone(server, org, id, 300_000);
-    assert.equal(done.status, 'COMPLETED', JSON.stringify(done));
+    assert.equal(done.status, 'COMPLETED', `${JSON.stringify(done)}\n${server.stdout().slice(-3000)}`);
     return (await api(server, org, 'GET', `/v2/generate/${id}?include=quality`)).json;
   }
 

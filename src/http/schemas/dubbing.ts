@@ -65,6 +65,22 @@ export const DubTranscriptSchema = Type.Object({
   transcriptSource: Type.Union([Type.Literal('recognized'), Type.Literal('given')]),
   voices: Type.Array(Voice),
   segments: Type.Array(Segment),
+  timeline: Type.Optional(
+    Type.Object(
+      {
+        words: Type.Array(Type.Object({ text: Type.String(), startMs: Type.Number(), endMs: Type.Number() })),
+        phonemes: Type.Array(
+          Type.Object({
+            phone: Type.String({ description: 'mouth class, ARPAbet-like; sil for a pause' }),
+            startMs: Type.Number(),
+            endMs: Type.Number(),
+            word: Type.Optional(Type.Integer({ description: 'index into words' })),
+          }),
+        ),
+      },
+      { description: "the dubbed speech's words and phones, ms of the output (the synthesizer's own times)" },
+    ),
+  ),
 });
 
 export const SubtitlesQuery = Type.Object({

@@ -109,6 +109,13 @@ export async function runGeneration(
         audio = { ...input.audio, probe: await probeOf(input.audio, audioPath) };
       }
       ctx.progress(2);
+      // A dub of several people: the face whose mouth moves with the original speech of a span is the
+      // one re-animated there (active-speaker detection reads the video's own soundtrack), unless the
+      // client placed the face itself.
+      const options =
+        dubRecord && dubRecord.voices.length > 1 && !req.options.activeSpeaker
+          ? { ...req.options, activeSpeaker: { autoDetect: true } }
+          : req.options;
       if (edit) {
         // A dialogue edit: the picture retimed onto the preview's clock; then the normal path.
         const edited = await renderEditedVideo({ path: visualPath, probe: visual.probe }, edit, dir, {
@@ -172,7 +179,7 @@ export async function runGeneration(
       } else {
         // Active-speaker detection looks at the whole video once before drawing: it gets the
         // first part of the engine's share of the progress.
-        const scanShare = wantsSpeakerScan(req.options) ? 0.3 : 0;
+        const scanShare = wantsSpeakerScan(options) ? 0.3 : 0;
         // yuv420p through the pipes when the engine wants it for this size (and the size is even).
         const pixelFormat: PixelFormat =
           binding.engine.pixelFormatFor?.(plan.width, plan.height, binding.settings) === 'yuv420p' &&
@@ -201,7 +208,7 @@ export async function runGeneration(
           phonemesAligned: articulation ? articulation.primary !== 'text' : false,
           speech: articulation?.speech ? inOutputTime(articulation.speech, plan) : null,
           visemes,
-          options: req.options,
+          options,
           settings: binding.settings,
           signal: ctx.signal,
           scene: conformedScene(prepared, { path: visualPath, hasAudio: visual.probe.audio !== null }, dir, {

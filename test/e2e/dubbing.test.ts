@@ -237,7 +237,9 @@ describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
         transcript: 'Good morning to all of you. Thank you very much indeed.',
       },
     });
-    await dubbed(id);
+    const g = await dubbed(id);
+    // Several speakers turn active-speaker detection on: with one face in view, that face speaks.
+    assert.equal(g.quality.activeSpeaker?.method, 'single-face', JSON.stringify(g.quality));
     const t = (await api(server, org, 'GET', `/v2/generations/${id}/transcript`)).json;
     const speakers = new Set(t.segments.map((s: any) => s.speaker));
     assert.equal(speakers.size, 2, JSON.stringify(t.segments));

@@ -28,6 +28,7 @@ import type { RecognitionProvider, RecognizedWord } from '../speech/recognition/
 import { stretchWav } from '../speech/stretch.js';
 import { transcriptWords } from '../speech/text.js';
 import { measureVoiceProfile, semitones } from '../speech/voice-profile.js';
+import { PraatError } from '../speech/praat.js';
 import type {
   ProviderVoice,
   SpeechTimeline,
@@ -67,6 +68,8 @@ export interface DubOutput {
   record: DubRecord;
   /** Seconds spent per stage, for the quality report and docs/dubbing.md. */
   stageSeconds: Record<string, number>;
+  /** What the quality report should say about how the dub was made. */
+  notes: string[];
 }
 
 /** The voice's typical pitch by its gender label, for choosing among a language's voices. */
@@ -145,22 +148,34 @@ export async function dubSpeech(input: DubInput, tools: DubTools): Promise<DubOu
   input.onProgress(0.5);
 
   // Each sentence spoken, then fitted into its span.
+  const unmatched = new Set<string>();
   const spoken: { path: string; durationMs: number; timeline: SpeechTimeline }[] = [];
   for (const [i, s] of sentences.entries()) {
     signal.throwIfAborted();
     const v = voices.get(s.speaker)!;
     const sdir = join(dir, `sentence-${i + 1}`);
     await mkdir(sdir, { recursive: true });
-    const r = await timed(times, 'synthesis', () =>
+    const speak = (profile: VoiceProfile | null) =>
       tools.synthesizer.synthesize({
         text: textOf.get(s.id) ?? '',
         providerVoiceId: v.voice.voiceId,
         settings: { similarityBoost: 1 },
-        profile: v.profile,
+        profile,
         workDir: sdir,
         signal,
-      }),
-    );
+      });
+    const r = await timed(times, 'synthesis', async () => {
+      try {
+        return await speak(v.profile);
+      } catch (err) {
+        // Praat refuses some pitch moves (a wide-ranging speaker on a flat synthetic voice can ask
+        // for negative pitch): that sentence keeps the voice as it is rather than failing the dub.
+        signal.throwIfAborted();
+        if (!v.profile || !(err instanceof PraatError)) throw err;
+        unmatched.add(s.id);
+        return speak(null);
+      }
+    });
     spoken.push({ path: r.audioPath, durationMs: r.durationMs, timeline: r.timeline });
     input.onProgress(0.5 + (0.35 * (i + 1)) / sentences.length);
   }
@@ -204,6 +219,9 @@ export async function dubSpeech(input: DubInput, tools: DubTools): Promise<DubOu
     audioPath,
     timeline,
     stageSeconds: times,
+    notes: unmatched.size
+      ? [`${unmatched.size} sentence(s) kept the plain voice: its pitch could not be moved to the speaker's`]
+      : [],
     record: {
       sourceLang: from,
       targetLang: pair.to,

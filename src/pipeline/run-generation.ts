@@ -103,7 +103,7 @@ export async function runGeneration(
         // Stored with the outputs at the end (an upload takes the file away).
         audio = { blobKey: '', source: 'asset', probe: await probeMedia(audioPath), timeline: done.timeline };
         dubRecord = done.record;
-        dubReport = { ...dubSummary(done.record), stageSeconds: done.stageSeconds };
+        dubReport = { ...dubSummary(done.record), stageSeconds: done.stageSeconds, notes: done.notes };
       } else {
         await ctx.files.download(input.audio.blobKey, audioPath, ctx.signal);
         audio = { ...input.audio, probe: await probeOf(input.audio, audioPath) };

@@ -7,6 +7,7 @@ import type { Organization } from '../store/organizations.js';
 import type { BlobStore } from '../storage/blob-store.js';
 import type { AuthContext } from './api-keys.js';
 import type { TranslationService } from './translation.js';
+import { dubSummary } from '../domain/dub.js';
 import type { AdmissionService } from './admission.js';
 import type { AssetService } from './assets.js';
 import type { Drain } from './drain.js';
@@ -351,6 +352,8 @@ export class GenerationService {
       ...generationView(g, { outputUrl: await this.outputUrl(g, org) }),
       status: payload.status,
       finalStatus: g.status,
+      // A dub says what was dubbed and how well (languages, voices, segments that fit, stretch).
+      ...(g.dub ? { dub: dubSummary(g.dub) } : {}),
     });
   }
 

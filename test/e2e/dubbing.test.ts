@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -88,6 +90,9 @@ describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
   let server: TestServer;
   let org: E2eOrg;
   let dir: string;
+  let receiver: Server;
+  let hookUrl: string;
+  const hooks: any[] = [];
 
   /** A face video whose soundtrack is `speech` (placed at `atMs`) over a quiet tone. */
   async function sourceVideo(name: string, speech: string[], seconds: number): Promise<string> {
@@ -125,13 +130,27 @@ describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'lipsync-dub-e2e-'));
-    dep = await createDeployment({ env: { LIPSYNC_WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn' } });
+    // A webhook receiver on this machine (private URLs allowed for it).
+    receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        hooks.push(JSON.parse(body));
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    dep = await createDeployment({
+      env: { LIPSYNC_WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn', LIPSYNC_ALLOW_PRIVATE_URLS: '1' },
+    });
     server = await startServer({ env: { ...dep.env } });
     org = await cliOrg(dep.env);
   });
   after(async () => {
     await server?.stop();
     await dep?.cleanup();
+    receiver?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -149,6 +168,7 @@ describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
       model: 'lipsync-2',
       input: [{ type: 'video', assetId: video }],
       dubParams: { targetLang: 'es', sourceLang: 'en', transcript: SCRIPT },
+      webhookUrl: hookUrl,
     });
     const g = await dubbed(id);
     assert.equal(g.quality.dub.targetLang, 'es');
@@ -193,6 +213,14 @@ describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
       const ratio = toneLevel(after, TONE_HZ, a, b) / toneLevel(before, TONE_HZ, a, b);
       assert.ok(Math.abs(20 * Math.log10(ratio)) < 2, `background ${a}-${b} ms changed by ${ratio}`);
     }
+
+    // The webhook says what was dubbed and how well.
+    for (let i = 0; i < 100 && !hooks.some((h) => h.id === id); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    const hook = hooks.find((h) => h.id === id);
+    assert.equal(hook?.dub?.targetLang, 'es', JSON.stringify(hook));
+    assert.equal(hook.dub.segments, 2);
+    assert.equal(hook.dub.segmentsFitting, 2);
 
     // The mouth follows the Spanish: lips shut at its p, b, m.
     const shapes = phonemeShapes(await measureMouth(out.path), t.json.timeline.phonemes, FPS);

@@ -1,13 +1,13 @@
 // `lipsync languages` and `lipsync dub` against a real server: the languages catalogue as a table
 // and as JSON; `dub`'s bad usage exits 2 before anything is sent; an API refusal exits 1 with the
-// API's error code. (A whole dub through the CLI joins these once the dubbing job runs here: it can
-// use `face` below and the `cli` helper, which sets a short --poll.)
+// API's error code; a whole dub writes the dubbed video and its subtitles.
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fixture } from '../helpers/paths.js';
+import { probeMedia } from '../../src/media/probe.js';
 import {
   createDeployment,
   runCli,
@@ -18,7 +18,7 @@ import {
 } from '../helpers/index.js';
 import { cliOrg, type E2eOrg } from './generations-support.js';
 
-describe('lipsync languages and dub', { timeout: 180_000 }, () => {
+describe('lipsync languages and dub', { timeout: 400_000 }, () => {
   let dep: TestDeployment;
   let server: TestServer;
   let org: E2eOrg;
@@ -119,5 +119,28 @@ describe('lipsync languages and dub', { timeout: 180_000 }, () => {
     assert.equal(body.errorCode, 'dubbing_language_unsupported');
     assert.match(body.error, /HTTP 422 dubbing_language_unsupported/);
     assert.deepEqual(await readdir(dir), [], 'no output file is left behind');
+  });
+
+  test('dub: uploads, follows the job, writes the dubbed video and its subtitles', async () => {
+    // Its own organization and folder: the tests above expect nothing created in theirs.
+    const own = await cliOrg(dep.env);
+    const outDir = await mkdtemp(join(tmpdir(), 'lipsync-cli-dub-out-'));
+    try {
+      const r = await runCli(
+        [
+          ...['dub', face, '--to', 'es', '--out', join(outDir, 'dubbed.mp4')],
+          ...['--subtitles', join(outDir, 'dubbed.es.vtt'), '--server', server.url, '--poll', '0.2'],
+        ],
+        { env: { ...dep.env, LIPSYNC_API_KEY: own.key }, timeoutMs: 170_000, cwd: outDir },
+      );
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual((await readdir(outDir)).sort(), ['dubbed.es.vtt', 'dubbed.mp4']);
+      const probe = await probeMedia(join(outDir, 'dubbed.mp4'));
+      assert.ok(probe.video && probe.audio, 'a video with the dubbed sound');
+      const vtt = await readFile(join(outDir, 'dubbed.es.vtt'), 'utf8');
+      assert.match(vtt, /^WEBVTT\n\n\d\d:\d\d:\d\d\.\d{3} --> \d\d:\d\d:\d\d\.\d{3}\n\S/);
+    } finally {
+      await rm(outDir, { recursive: true, force: true });
+    }
   });
 });

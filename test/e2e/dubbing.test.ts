@@ -4,7 +4,7 @@
 // transcript and subtitles through the API and measures the output's sound and mouth itself.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,11 +25,10 @@ import {
   waitDone,
   type E2eOrg,
 } from './generations-support.js';
+import { englishSpeech, FPS, sourceVideo, TONE_HZ } from './dubbing-support.js';
 
 const run = promisify(execFile);
-const FPS = 25;
 const SCRIPT = 'Bob bought a map. Pam ate pie by the blue boat.';
-const TONE_HZ = 200;
 /** The issue's bound for the lips at the translation's p, b, m against its open vowels. */
 const BILABIAL_MAX = 0.25;
 
@@ -94,40 +93,6 @@ describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
   let hookUrl: string;
   const hooks: any[] = [];
 
-  /** A face video whose soundtrack is `speech` (placed at `atMs`) over a quiet tone. */
-  async function sourceVideo(name: string, speech: string[], seconds: number): Promise<string> {
-    const out = join(dir, name);
-    const inputs = speech.flatMap((s) => ['-i', s]);
-    const placed = speech.map((_, i) => `[${i + 1}:a]aresample=48000,apad[s${i}]`).join(';');
-    const mix = speech.map((_, i) => `[s${i}]`).join('');
-    await run('ffmpeg', [
-      ...['-v', 'error', '-y', '-stream_loop', '2', '-i', fixture('media/face_3.mp4'), ...inputs],
-      ...['-f', 'lavfi', '-i', `sine=f=${TONE_HZ}:r=48000`],
-      '-filter_complex',
-      [
-        ...(placed ? [placed] : []),
-        `[${speech.length + 1}:a]volume=0.03[bg]`,
-        `${mix}[bg]amix=inputs=${speech.length + 1}:duration=longest:normalize=0[a]`,
-      ].join(';'),
-      ...['-map', '0:v', '-map', '[a]', '-t', String(seconds), '-vf', `scale=400:400,fps=${FPS}`],
-      ...['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-pix_fmt', 'yuv420p', '-c:a', 'aac', out],
-    ]);
-    return out;
-  }
-
-  /** English speech from the server's own text-to-speech, delayed by `atMs`, optionally lower. */
-  async function englishSpeech(name: string, script: string, atMs: number, lower = false): Promise<string> {
-    const tts = await api(server, org, 'POST', '/v2/tts', { script, voiceId: 'slt-hts' });
-    assert.equal(tts.status, 200, tts.text);
-    const raw = join(dir, `${name}-raw.wav`);
-    await writeFile(raw, Buffer.from(await (await fetch(tts.json.url)).arrayBuffer()));
-    const out = join(dir, `${name}.wav`);
-    // A second person: the same voice played slower and lower (pitch and formants down by 0.7).
-    const shift = lower ? 'asetrate=16000*0.7,aresample=48000,' : 'aresample=48000,';
-    await run('ffmpeg', ['-v', 'error', '-y', '-i', raw, '-af', `${shift}adelay=${atMs}|${atMs}`, out]);
-    return out;
-  }
-
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'lipsync-dub-e2e-'));
     // A webhook receiver on this machine (private URLs allowed for it).
@@ -161,8 +126,8 @@ describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
   }
 
   test('English into Spanish with the words given: translation, subtitles, sound kept, lips shut at p/b/m', async () => {
-    const speech = await englishSpeech('bob', SCRIPT, 1000);
-    const src = await sourceVideo('bob.mp4', [speech], 8);
+    const speech = await englishSpeech(server, org, dir, 'bob', SCRIPT, 1000);
+    const src = await sourceVideo(dir, 'bob.mp4', [speech], 8);
     const video = await uploadOverHttp(server, org, src);
     const id = await createGeneration(server, org, {
       model: 'lipsync-2',
@@ -229,8 +194,15 @@ describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
   });
 
   test('English into Catalan from recognized words', async () => {
-    const speech = await englishSpeech('cat', 'The weather is good today. We will walk to the market.', 500);
-    const video = await uploadOverHttp(server, org, await sourceVideo('cat.mp4', [speech], 7));
+    const speech = await englishSpeech(
+      server,
+      org,
+      dir,
+      'cat',
+      'The weather is good today. We will walk to the market.',
+      500,
+    );
+    const video = await uploadOverHttp(server, org, await sourceVideo(dir, 'cat.mp4', [speech], 7));
     const id = await createGeneration(server, org, {
       model: 'lipsync-2',
       input: [{ type: 'video', assetId: video }],
@@ -253,9 +225,9 @@ describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
   });
 
   test('two people: told apart by voice, each with a voice of their own', async () => {
-    const a = await englishSpeech('first', 'Good morning to all of you.', 300);
-    const b = await englishSpeech('second', 'Thank you very much indeed.', 4200, true);
-    const video = await uploadOverHttp(server, org, await sourceVideo('two.mp4', [a, b], 9));
+    const a = await englishSpeech(server, org, dir, 'first', 'Good morning to all of you.', 300);
+    const b = await englishSpeech(server, org, dir, 'second', 'Thank you very much indeed.', 4200, true);
+    const video = await uploadOverHttp(server, org, await sourceVideo(dir, 'two.mp4', [a, b], 9));
     const id = await createGeneration(server, org, {
       model: 'lipsync-2',
       input: [{ type: 'video', assetId: video }],
@@ -315,7 +287,7 @@ describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
     assert.equal(image.json.field, 'input[0].type');
 
     // A soundtrack with nothing said: the job fails with a code that says so.
-    const silent = await sourceVideo('silent.mp4', [], 3);
+    const silent = await sourceVideo(dir, 'silent.mp4', [], 3);
     const id = await createGeneration(server, org, {
       model: 'lipsync-2',
       input: [{ type: 'video', assetId: await uploadOverHttp(server, org, silent) }],

@@ -3,7 +3,8 @@
 // protocol-level fakes (they answer with real speech), Apertium for the translation and the cpu
 // engine. Two people speak English in the source; the chosen voice speaks for both. Provider failures
 // during the dub end the generation with the text-to-speech codes: outages retried, the client's
-// problems not. Local voices: one of the target language is used as chosen, an English one refused.
+// problems not. Local voices: one of the target language is used as chosen, a local clone's profile
+// goes onto one, an English built-in voice is refused.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -225,6 +226,24 @@ describe('dubbing with a chosen voice', { timeout: 900_000 }, () => {
       [
         ['local', 'espeak-es1'],
         ['local', 'espeak-es1'],
+      ],
+    );
+
+    // A local clone (its base voice English): its profile on a Spanish voice, for both people.
+    const clone = await api(server, org, 'POST', '/v2/voices', {
+      name: 'Presenter',
+      provider: 'local',
+      assetId: video,
+    });
+    assert.equal(clone.status, 201, clone.text);
+    const c = await dub(clone.json.id);
+    assert.equal(c.status, 201, c.text);
+    const ct = await completed(c.json.id);
+    assert.deepEqual(
+      ct.voices.map((v: any) => [v.provider, v.voiceId, v.name, v.matched]),
+      [
+        ['local', clone.json.id, 'Presenter', true],
+        ['local', clone.json.id, 'Presenter', true],
       ],
     );
 

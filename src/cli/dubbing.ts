@@ -129,7 +129,10 @@ export function registerDubbingCommands(program: Command, print: Print): void {
       .option('--to <lang>', 'the target language, e.g. es (see `lipsync languages`)')
       .option('--from <lang>', 'the language spoken in the video (default: auto)')
       .addOption(providerOption('the translation provider (default: local)'))
-      .option('--voice <id>', 'a voice of `lipsync voices` for every speaker (default: matched local voices)')
+      .option(
+        '--voice <id>',
+        'one voice for every speaker: an id of `lipsync voices` (a local one must speak the target language; default: a local voice matched to each speaker)',
+      )
       .option('--model <id>', 'model id', 'lipsync-2')
       .option('--out <file>', 'where to write the dubbed video (default <video name>.<lang>.mp4)')
       .option('--subtitles <file>', 'also write the target-language subtitles (.srt or .vtt)')

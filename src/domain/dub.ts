@@ -3,6 +3,7 @@
 // subtitles. No I/O.
 import { AppError } from './errors.js';
 import { TRANSLATION_PROVIDERS, type TranslationProviderName } from './dubbing-languages.js';
+import type { ProviderName } from './tts.js';
 
 /** The longest known source transcript a dub may be given, characters. */
 export const MAX_DUB_TRANSCRIPT_CHARS = 20_000;
@@ -20,6 +21,11 @@ export interface DubRequest {
    * null: each speaker gets the closest local voice of the target language, matched to them.
    */
   voiceId: string | null;
+  /**
+   * Set at submit, never by the client: the provider voiceId was found at and the voice's name (the
+   * claim then asks that provider only).
+   */
+  chosenVoice?: { provider: ProviderName; name: string };
   /** Extension: the words spoken in the source, when known (recognition then only times them). */
   transcript: string | null;
 }
@@ -94,6 +100,18 @@ export function normaliseDubParams(raw: unknown): DubRequest {
     voiceId,
     transcript,
   };
+}
+
+/**
+ * Whether a voice speaks a language, by its labels (`languages`: a comma-separated list, else
+ * `language`): the code itself, or a regional form of it (`pt-BR` speaks `pt`).
+ */
+export function voiceSpeaks(labels: Readonly<Record<string, string>> | undefined, language: string): boolean {
+  const lang = language.toLowerCase();
+  return (labels?.languages ?? labels?.language ?? '')
+    .split(',')
+    .map((l) => l.trim().toLowerCase())
+    .some((l) => l === lang || l.split('-')[0] === lang);
 }
 
 /** A word of the source transcript, times in ms of the source. */

@@ -12,6 +12,14 @@ export function isTerminalJobStatus(s: JobStatus): s is TerminalJobStatus {
 /** Priorities: higher runs first. Interactive work outranks bulk work (batch children). */
 export const JOB_PRIORITY = { interactive: 0, bulk: -10 } as const;
 
+/** How a remote worker's claim names its owner (jobs.locked_by): `remote:<worker token id>:<name>`. */
+export const REMOTE_OWNER_PREFIX = 'remote:';
+
+/** Whether a claim is a remote worker's. */
+export function isRemoteOwner(lockedBy: string | null): boolean {
+  return lockedBy?.startsWith(REMOTE_OWNER_PREFIX) ?? false;
+}
+
 export const RETRY_BASE_MS = 2_000;
 export const RETRY_MAX_MS = 5 * 60_000;
 

@@ -10,7 +10,7 @@ import { generationStatusOf, webhookStatus } from '../domain/generation-status.j
 import { GENERATION_WEBHOOK_EVENT } from '../domain/webhooks.js';
 import { estimateCost, type PriceTable } from '../domain/pricing.js';
 import { isPlan, watermarksOutputs } from '../domain/plans.js';
-import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
+import { isRemoteOwner, JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
 import { AppError } from '../domain/errors.js';
 import { measuredGenerationResult } from '../domain/remote-outputs.js';
 import { generationView } from '../services/generation-view.js';
@@ -20,7 +20,11 @@ import type { EngineRegistry } from '../engines/registry.js';
 import { JobFailure, type JobError, type JobHandler, type SettledResource } from '../jobs/handler.js';
 import { runGeneration, type GenerationResult, type GenerationRunInput } from '../pipeline/run-generation.js';
 import type { ArticulationDeps } from '../pipeline/articulation.js';
-import type { DubTools } from '../pipeline/dub.js';
+import type { DubTools, DubVoiceChoice } from '../pipeline/dub.js';
+import type { DubRequest } from '../domain/dub.js';
+import type { SpeechService } from '../services/speech.js';
+import type { Organization } from '../store/organizations.js';
+import type { JobRecord } from '../store/jobs.js';
 
 import { GENERATION_KIND } from '../domain/job-kinds.js';
 
@@ -67,6 +71,8 @@ export interface GenerationHandlerDeps {
   readonly articulation?: () => ArticulationDeps | null;
   /** Recognition, translation and the local voices, for dubs (built on first use). */
   readonly dubbing?: () => DubTools;
+  /** The speech service (server only): resolves a dub's chosen voice at claim time. */
+  readonly speech?: () => SpeechService;
   /** The webhook body at delivery time (the generation service's: it signs the output URL). */
   readonly webhookBody: () => (generationId: string, stored: string) => Promise<string | null>;
 }
@@ -107,6 +113,7 @@ export function generationHandler(
           'permanent',
           `job ${job.id}: resolved_input incomplete`,
         );
+      const dub = stored.request.dub;
       return {
         generationId: g.id,
         model: g.model,
@@ -114,6 +121,7 @@ export function generationHandler(
         visual,
         audio: stored.audio,
         watermark: watermarksOutputs(org.plan),
+        ...(dub?.voiceId ? { dubVoice: await dubVoiceOf(job, org, dub, dub.voiceId) } : {}),
       };
     },
 
@@ -187,6 +195,57 @@ export function generationHandler(
       if (g.webhookUrl) await enqueueWebhook(trx, g);
     },
   };
+
+  /**
+   * A dub's chosen voice as the run needs it (provider, its voice id, a clone's profile, the
+   * organization's own key). The voice may have been deleted or blocked since the submit: then the
+   * dub cannot succeed. An organization's key never goes to a remote worker (a credential, like a
+   * text-to-speech job's): such a dub waits for one of the server's workers.
+   */
+  async function dubVoiceOf(
+    job: JobRecord,
+    org: Organization,
+    dub: DubRequest,
+    voiceId: string,
+  ): Promise<DubVoiceChoice> {
+    if (!deps.speech)
+      throw new JobFailure(
+        { code: 'generation_processing_failed', message: 'This process cannot resolve voices.' },
+        'transient',
+        `job ${job.id}: no speech service`,
+      );
+    try {
+      const speech = deps.speech();
+      const v = await speech.resolveDubVoice(org, voiceId, dub.targetLang, dub.chosenVoice);
+      const apiKey = v.provider === 'local' ? null : await speech.ownKey(org, v.provider);
+      if (apiKey !== null && isRemoteOwner(job.lockedBy))
+        throw new JobFailure(
+          {
+            code: 'provider_service_unavailable',
+            message: `This dub's voice uses the organization's own ${v.provider} account, which only the server's own workers may use; none has taken it yet.`,
+          },
+          'transient',
+          `job ${job.id}: an own-key voice claimed by a remote worker`,
+        );
+      return {
+        voiceId,
+        name: v.name,
+        provider: v.provider,
+        providerVoiceId: v.providerVoiceId,
+        profile: v.profile,
+        apiKey,
+      };
+    } catch (err) {
+      // A provider that could not list its voices may be back soon; anything else will not pass.
+      if (err instanceof AppError)
+        throw new JobFailure(
+          { code: err.code, message: err.message },
+          err.code === 'provider_service_unavailable' ? 'transient' : 'permanent',
+          `job ${job.id}`,
+        );
+      throw err;
+    }
+  }
 
   async function recordUsage(trx: Transaction<Database>, g: GenerationRecord, r: GenerationResult) {
     const billing = (await store.usage.billingOf(trx, g.organizationId)) === 'credits' ? 'credits' : 'usd';

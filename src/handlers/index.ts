@@ -14,7 +14,8 @@ import type { SpeechService } from '../services/speech.js';
 import { TranslationService } from '../services/translation.js';
 import { installedApertiumPairs } from '../translation/apertium.js';
 import { createTranslationProviders } from '../translation/registry.js';
-import { LocalSynthesisProvider } from '../speech/local-provider.js';
+import { createSpeechProviders } from '../speech/registry.js';
+import type { ProviderName, SynthesisProvider } from '../speech/types.js';
 import type { DubTools } from '../pipeline/dub.js';
 import type { BatchProgress } from '../services/batch-progress.js';
 import { HandlerRegistry, type AnyJobHandler } from '../jobs/handler.js';
@@ -47,10 +48,13 @@ export function runTools(config: Config): RunTools {
 
 /**
  * A dub's tools in this process: its recognizer, the translation providers with the Apertium pairs
- * installed here (read once), and the local voices.
+ * installed here (read once), and the voice providers configured here (a chosen voice's provider).
  */
 function dubTools(config: Config): DubTools {
   let translation: Promise<TranslationService> | null = null;
+  const synthesizers: ReadonlyMap<ProviderName, SynthesisProvider> = createSpeechProviders(config.speech, {
+    allowPrivate: config.allowPrivateUrls,
+  });
   const service = () =>
     (translation ??= installedApertiumPairs().then(
       (localPairs) =>
@@ -66,7 +70,9 @@ function dubTools(config: Config): DubTools {
     recognizer: createRecognizer(config.speech.recognition, { allowPrivate: config.allowPrivateUrls }),
     checkPair: async (dub) => (await service()).checkPair(dub.provider, dub.sourceLang, dub.targetLang),
     translate: async (pair, segments, signal) => (await service()).translate(pair, segments, signal),
-    synthesizer: new LocalSynthesisProvider(),
+    synthesizer: synthesizers.get('local')!,
+    synthesizers: (name) => synthesizers.get(name) ?? null,
+    synthesisTimeoutMs: config.speech.synthesisTimeoutMs,
   };
 }
 
@@ -99,6 +105,7 @@ export function jobHandlers(deps: JobHandlerDeps): AnyJobHandler[] {
       engines: tools.engines,
       articulation: tools.articulation,
       dubbing: tools.dubbing,
+      speech: deps.speech,
       webhookBody: () => deps.webhookBodies().generation,
     }),
     ttsHandler({ store, speech: deps.speech }),

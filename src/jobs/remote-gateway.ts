@@ -15,7 +15,7 @@ import type { BlobStore } from '../storage/blob-store.js';
 import type { WorkerTokenRecord } from '../store/worker-tokens.js';
 import { probeMedia } from '../media/probe.js';
 import { AppError } from '../domain/errors.js';
-import type { FailureKind } from '../domain/jobs.js';
+import { REMOTE_OWNER_PREFIX, type FailureKind } from '../domain/jobs.js';
 import { isPlan, PLAN_LIMITS, watermarksOutputs } from '../domain/plans.js';
 import {
   outputBounds,
@@ -68,7 +68,7 @@ export type CompleteAnswer =
 
 /** The owner recorded on a remote claim: the worker token's id comes first, so its jobs are known. */
 const ownerOf = (worker: WorkerTokenRecord, name: string): string =>
-  `remote:${worker.id}:${name.replace(/[^A-Za-z0-9._:-]/g, '_').slice(0, 120)}`;
+  `${REMOTE_OWNER_PREFIX}${worker.id}:${name.replace(/[^A-Za-z0-9._:-]/g, '_').slice(0, 120)}`;
 
 /**
  * Passes bytes through while they stay within `limit`; past it, fails with `tooLarge` before the
@@ -214,7 +214,7 @@ export class RemoteGateway {
     const job = await this.deps.store.jobs.find(jobId);
     if (!job || job.status !== 'running' || !job.leaseToken || !sameToken(job.leaseToken, jobToken))
       return null;
-    if (!job.lockedBy?.startsWith(`remote:${worker.id}:`)) return null;
+    if (!job.lockedBy?.startsWith(`${REMOTE_OWNER_PREFIX}${worker.id}:`)) return null;
     if (!this.deps.handlers.has(job.kind) || !this.deps.handlers.get(job.kind).remote) return null;
     return { job, token: job.leaseToken, input: null };
   }

@@ -1,6 +1,7 @@
 // The dubbing stage of a generation (docs/dubbing.md): the video's own speech -> words with times
 // (recognized, or a given transcript aligned) -> speakers told apart -> one-speaker sentences ->
-// translated -> spoken by a target-language voice matched to each speaker -> fitted into the source
+// translated -> spoken by a target-language voice matched to each speaker (or by the one voice the
+// client chose, through its provider) -> fitted into the source
 // spans (stretch, then the pause after) -> mixed over the lowered original. What comes out is an audio
 // input like any other (with the synthesizer's own phone times for the mouth) and the dub's public
 // transcript. It sees no database: it runs the same on the server and on a remote worker.
@@ -11,6 +12,7 @@ import type { CheckedPair } from '../domain/dubbing-languages.js';
 import { fitSegments, type DubSegmentPlan } from '../domain/dub-timing.js';
 import {
   sentencesOf,
+  voiceSpeaks,
   type DubRecord,
   type DubRequest,
   type DubSegment,
@@ -29,14 +31,19 @@ import { stretchWav } from '../speech/stretch.js';
 import { transcriptWords } from '../speech/text.js';
 import { measureVoiceProfile, semitones } from '../speech/voice-profile.js';
 import { PraatError } from '../speech/praat.js';
-import type {
-  ProviderVoice,
-  SpeechTimeline,
-  SynthesisProvider,
-  TimedPhoneme,
-  TimedWord,
-  VoiceProfile,
+import {
+  SpeechProviderError,
+  type ProviderName,
+  type ProviderVoice,
+  type SpeechTimeline,
+  type SynthesisProvider,
+  type SynthesisRequest,
+  type SynthesisResult,
+  type TimedPhoneme,
+  type TimedWord,
+  type VoiceProfile,
 } from '../speech/types.js';
+import { speechError } from '../services/speech.js';
 import type { TextSegment } from '../translation/types.js';
 
 /** What the dubbing stage uses; built from the configuration (handlers/index.ts runTools). */
@@ -47,6 +54,23 @@ export interface DubTools {
   translate(pair: CheckedPair, segments: readonly TextSegment[], signal: AbortSignal): Promise<TextSegment[]>;
   /** The local synthesizer: its other-language voices speak the translation. */
   readonly synthesizer: SynthesisProvider;
+  /** A provider's synthesizer as configured in this process (a chosen voice's); null: not here. */
+  synthesizers(name: ProviderName): SynthesisProvider | null;
+  /** The longest one sentence's synthesis may take (LIPSYNC_TTS_TIMEOUT_SECONDS). */
+  readonly synthesisTimeoutMs: number;
+}
+
+/** A dub's one voice (dubParams.voiceId), resolved on the server when the job is claimed. */
+export interface DubVoiceChoice {
+  /** The id the client gave (GET /v2/voices). */
+  readonly voiceId: string;
+  readonly name: string;
+  readonly provider: ProviderName;
+  readonly providerVoiceId: string;
+  /** A local clone's profile. */
+  readonly profile: VoiceProfile | null;
+  /** The organization's own key for the provider, when it connected one (server workers only). */
+  readonly apiKey: string | null;
 }
 
 export interface DubInput {
@@ -54,6 +78,8 @@ export interface DubInput {
   sourcePath: string;
   durationMs: number;
   request: DubRequest;
+  /** The voice every speaker speaks with; null: a local voice matched to each speaker. */
+  voice?: DubVoiceChoice | null;
   workDir: string;
   signal: AbortSignal;
   /** 0..1 of the dubbing stage. */
@@ -142,8 +168,18 @@ export async function dubSpeech(input: DubInput, tools: DubTools): Promise<DubOu
   const textOf = new Map(translated.map((t) => [t.id, t.text]));
   input.onProgress(0.45);
 
+  const given = input.voice ?? null;
+  const synthesizer = given ? tools.synthesizers(given.provider) : tools.synthesizer;
+  if (!synthesizer)
+    throw new AppError('provider_service_unavailable', {
+      field: 'dubParams.voiceId',
+      message: `The ${given!.provider} voice provider is not configured where this dub runs.`,
+      headers: { 'Retry-After': '30' },
+    });
   const voices = await timed(times, 'voices', () =>
-    chooseVoices(wav, sentences, pair.to, tools.synthesizer, dir, signal),
+    given
+      ? givenVoice(given, sentences, pair.to, tools.synthesizer, signal)
+      : chooseVoices(wav, sentences, pair.to, synthesizer, dir, signal),
   );
   input.onProgress(0.5);
 
@@ -155,25 +191,32 @@ export async function dubSpeech(input: DubInput, tools: DubTools): Promise<DubOu
     const v = voices.get(s.speaker)!;
     const sdir = join(dir, `sentence-${i + 1}`);
     await mkdir(sdir, { recursive: true });
-    const speak = (profile: VoiceProfile | null) =>
-      tools.synthesizer.synthesize({
-        text: textOf.get(s.id) ?? '',
-        providerVoiceId: v.voice.voiceId,
-        settings: { similarityBoost: 1 },
-        profile,
-        workDir: sdir,
-        signal,
-      });
+    const say = (profile: VoiceProfile | null) =>
+      speak(
+        synthesizer,
+        {
+          text: textOf.get(s.id) ?? '',
+          providerVoiceId: v.providerVoiceId,
+          // A local voice takes the profile fully; remote voices keep their provider's defaults.
+          settings: synthesizer.name === 'local' ? { similarityBoost: 1 } : {},
+          profile,
+          apiKey: given?.apiKey ?? null,
+          language: pair.to,
+          workDir: sdir,
+          signal,
+        },
+        tools.synthesisTimeoutMs,
+      );
     const r = await timed(times, 'synthesis', async () => {
       try {
-        return await speak(v.profile);
+        return await say(v.profile);
       } catch (err) {
         // Praat refuses some pitch moves (a wide-ranging speaker on a flat synthetic voice can ask
         // for negative pitch): that sentence keeps the voice as it is rather than failing the dub.
         signal.throwIfAborted();
         if (!v.profile || !(err instanceof PraatError)) throw err;
         unmatched.add(s.id);
-        return speak(null);
+        return say(null);
       }
     });
     spoken.push({ path: r.audioPath, durationMs: r.durationMs, timeline: r.timeline });
@@ -328,7 +371,82 @@ export function asWritten(text: string, aligned: readonly TimedWord[]): Recogniz
 
 interface ChosenVoice {
   voice: DubVoice;
+  providerVoiceId: string;
   profile: VoiceProfile | null;
+}
+
+/**
+ * One synthesis within the deadline; provider failures become catalogue errors as in text-to-speech
+ * (an outage or a deadline passed: 503/504, retried; a key, quota or voice problem: the client's).
+ */
+async function speak(
+  synthesizer: SynthesisProvider,
+  req: SynthesisRequest & { signal: AbortSignal },
+  timeoutMs: number,
+): Promise<SynthesisResult> {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  try {
+    return await synthesizer.synthesize({ ...req, signal: AbortSignal.any([req.signal, timeout]) });
+  } catch (err) {
+    // The HTTP providers report our deadline's abort as 'unavailable': a deadline that passed is a timeout.
+    const e =
+      timeout.aborted && !req.signal.aborted
+        ? new SpeechProviderError('timeout', synthesizer.name, 'synthesis took too long')
+        : err instanceof SpeechProviderError
+          ? err
+          : null;
+    if (!e) throw err;
+    if (e.reason === 'rejected')
+      throw new AppError('invalid_request', {
+        status: 422,
+        field: 'dubParams',
+        message: `The ${e.provider} voice provider refused the translated text of a sentence.`,
+        cause: e,
+      });
+    throw speechError(e, (req.apiKey ?? null) !== null, 'dubParams.voiceId');
+  }
+}
+
+/**
+ * The client's voice for every speaker. A local clone keeps its profile on a local voice of the
+ * target language (the installed one nearest its pitch) where its own base voice speaks another.
+ */
+async function givenVoice(
+  given: DubVoiceChoice,
+  sentences: readonly SourceSentence[],
+  language: string,
+  local: SynthesisProvider,
+  signal: AbortSignal,
+): Promise<Map<string, ChosenVoice>> {
+  let providerVoiceId = given.providerVoiceId;
+  let profile = given.profile;
+  if (given.provider === 'local' && profile) {
+    const candidates = (await local.listVoices({ signal })).filter((v) => voiceSpeaks(v.labels, language));
+    if (!candidates.some((c) => c.providerVoiceId === providerVoiceId)) {
+      if (candidates.length === 0)
+        throw new AppError('dubbing_voice_unavailable', {
+          field: 'dubParams.voiceId',
+          message: `No local voice for ${language} is installed where this dub runs.`,
+        });
+      providerVoiceId = nearestVoice(candidates, profile.pitchMedianHz, new Map()).providerVoiceId;
+      profile = { ...profile, baseVoice: providerVoiceId };
+    }
+  }
+  const chosen = new Map<string, ChosenVoice>();
+  for (const s of sentences)
+    if (!chosen.has(s.speaker))
+      chosen.set(s.speaker, {
+        voice: {
+          speaker: s.speaker,
+          provider: given.provider,
+          voiceId: given.voiceId,
+          name: given.name,
+          matched: profile !== null,
+        },
+        providerVoiceId,
+        profile,
+      });
+  return chosen;
 }
 
 /**
@@ -383,6 +501,7 @@ async function chooseVoices(
         name: voice.name,
         matched: pitch > 0,
       },
+      providerVoiceId: voice.providerVoiceId,
       profile: pitch > 0 ? { ...m.profile, baseVoice: voice.providerVoiceId } : null,
     });
   }

@@ -26,7 +26,7 @@ import { articulationFor, articulationReport, visemesOrNull, type ArticulationDe
 import { renderEditedVideo } from './dialogue-render.js';
 import { activeSpansOf, type DialogueRender } from '../domain/dialogue-render.js';
 import { dubSummary, type DubRecord } from '../domain/dub.js';
-import { dubSpeech, type DubTools } from './dub.js';
+import { dubSpeech, type DubTools, type DubVoiceChoice } from './dub.js';
 
 /** Everything a generation run needs, made on the server when the job is claimed. */
 export interface GenerationRunInput {
@@ -37,6 +37,8 @@ export interface GenerationRunInput {
   readonly audio: ResolvedMedia;
   /** The plan's watermark rule, decided at claim time. */
   readonly watermark: boolean;
+  /** A dub's chosen voice (dubParams.voiceId), resolved at claim time. */
+  readonly dubVoice?: DubVoiceChoice;
 }
 
 export interface GenerationResult {
@@ -92,6 +94,7 @@ export async function runGeneration(
             sourcePath: visualPath,
             durationMs: Math.round((visual.probe.durationSeconds ?? 0) * 1000),
             request: req.dub,
+            voice: input.dubVoice ?? null,
             workDir: dir,
             signal: ctx.signal,
             onProgress: (f) => outer(2 + f * 38),

@@ -113,6 +113,11 @@ export class GenerationAdmission {
     const r = await attachDialogueEdit(this.deps, org, req);
     // A pair no provider here offers is refused before anything is fetched (422, with what is offered).
     if (r.dub) this.deps.translation.checkPair(r.dub.provider, r.dub.sourceLang, r.dub.targetLang);
+    // The dub's voice exists for the organization and (a local one) speaks the target language.
+    if (r.dub?.voiceId) {
+      const v = await this.deps.speech.resolveDubVoice(org, r.dub.voiceId, r.dub.targetLang);
+      r.dub = { ...r.dub, chosenVoice: { provider: v.provider, name: v.name } };
+    }
     if (r.projectId && !(isUuid(r.projectId) && (await this.store.projects.find(org.id, r.projectId)))) {
       throw new AppError('project_not_found', { status: 422, field: 'projectId' });
     }

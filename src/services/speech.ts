@@ -10,6 +10,7 @@ import type { AssetRecord } from '../store/assets.js';
 import type { AssetService } from './assets.js';
 import { AppError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
+import { voiceSpeaks } from '../domain/dub.js';
 import type { TtsRequest } from '../domain/tts.js';
 import { makeTempDir, removeTempDir } from '../media/tempdir.js';
 import {
@@ -100,7 +101,11 @@ export class SpeechService {
    * The voice a request names: a clone (UUID) of the organization, or a provider's built-in voice.
    * `prefix` places error fields ('' or 'input[1].provider.').
    */
-  async resolveVoice(org: Organization, req: TtsRequest, prefix = ''): Promise<ResolvedVoice> {
+  async resolveVoice(
+    org: Organization,
+    req: Pick<TtsRequest, 'voiceId' | 'provider'>,
+    prefix = '',
+  ): Promise<ResolvedVoice> {
     const field = `${prefix}voiceId`;
     const block = await this.store.voices.blockOf(req.voiceId);
     if (block)
@@ -137,6 +142,83 @@ export class SpeechService {
         });
     }
     return { provider: name, providerVoiceId: req.voiceId, profile: null, cloneId: null };
+  }
+
+  /**
+   * A dub's voice (dubParams.voiceId, docs/dubbing.md): a clone of the organization, or a built-in
+   * voice of any provider here (the local voices are looked at first, then openai's, then
+   * ElevenLabs'; `known`: where the submit found it). A local voice must speak the target language; a
+   * local clone's profile is applied to a local voice that does (chosen where the dub runs), so one
+   * must be installed. The HTTP providers' voices are multilingual.
+   */
+  async resolveDubVoice(
+    org: Organization,
+    voiceId: string,
+    targetLang: string,
+    known?: { provider: ProviderName; name: string },
+  ): Promise<ResolvedVoice & { name: string }> {
+    const field = 'dubParams.voiceId';
+    let found: (ResolvedVoice & { name: string; labels?: Record<string, string> }) | null = null;
+    if (isUuid(voiceId)) {
+      const v = await this.resolveVoice(org, { voiceId, provider: null }, 'dubParams.');
+      const clone = await this.store.voices.findAny(voiceId);
+      found = { ...v, name: clone?.name ?? voiceId };
+    } else {
+      const block = await this.store.voices.blockOf(voiceId);
+      if (block) throw new AppError('voice_blocked', { field, message: `The voice ${voiceId} is blocked.` });
+      // An outage of one provider hides only its own voices: it answers if no other has the voice.
+      let outage: unknown = null;
+      const order = known ? [known.provider] : (['local', 'openai', 'elevenlabs'] as const);
+      for (const name of order.filter((n) => this.providers.has(n))) {
+        // ElevenLabs answers an unknown voice itself (listing an account's voices costs a request).
+        if (known && name === 'elevenlabs') {
+          found = {
+            provider: name,
+            providerVoiceId: voiceId,
+            profile: null,
+            cloneId: null,
+            name: known.name,
+          };
+          break;
+        }
+        const voices = await this.listProviderVoices(org, name).catch((err: unknown) => {
+          if (!(err instanceof AppError && err.code === 'provider_service_unavailable')) throw err;
+          outage ??= err;
+          return [];
+        });
+        const v = voices.find((x) => x.providerVoiceId === voiceId);
+        if (v) {
+          found = { provider: name, providerVoiceId: voiceId, profile: null, cloneId: null, name: v.name };
+          if (v.labels) found.labels = v.labels;
+          break;
+        }
+      }
+      if (!found) {
+        if (outage) throw outage;
+        throw new AppError('voice_not_found', {
+          field,
+          message: `No voice ${JSON.stringify(voiceId)} here; see GET /v2/voices.`,
+        });
+      }
+    }
+    if (found.provider === 'local') {
+      const speaking = (await this.provider('local').listVoices({})).filter((v) =>
+        voiceSpeaks(v.labels, targetLang),
+      );
+      if (speaking.length === 0)
+        throw new AppError('dubbing_voice_unavailable', {
+          field,
+          message: `No local voice for ${targetLang} is installed on this server.`,
+        });
+      if (!found.cloneId && !voiceSpeaks(found.labels, targetLang))
+        throw new AppError('dubbing_voice_unavailable', {
+          field,
+          message: `The voice ${voiceId} does not speak ${targetLang}; local voices that do: ${speaking.map((v) => v.providerVoiceId).join(', ')}.`,
+          suggestion: `Give one of those, a voice of another provider, or leave dubParams.voiceId out (each speaker then gets a ${targetLang} voice matched to them).`,
+        });
+    }
+    const { labels: _labels, ...voice } = found;
+    return voice;
   }
 
   async listProviderVoices(org: Organization, name: ProviderName, signal?: AbortSignal) {

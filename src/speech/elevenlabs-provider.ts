@@ -34,6 +34,23 @@ export interface ElevenLabsSpeechProviderOptions {
 }
 
 const MAX_AUDIO_BYTES = 64 * 1024 * 1024;
+
+/** ElevenLabs' English-only models: text in another language goes to the multilingual model instead. */
+const ENGLISH_ONLY_MODEL = /^eleven_(monolingual_v1|turbo_v2|flash_v2)$/;
+/** The models that take `language_code` (ElevenLabs answers an error to it on the others). */
+const LANGUAGE_CODE_MODEL = /_v2_5$/;
+
+/** The model that speaks `language` (null: the configured one), and the language_code to send with it. */
+export function elevenLabsModelFor(
+  configured: string,
+  language: string | undefined,
+): { modelId: string; languageCode: string | null } {
+  const lang = language?.toLowerCase().split('-')[0];
+  if (!lang) return { modelId: configured, languageCode: null };
+  const modelId =
+    lang !== 'en' && ENGLISH_ONLY_MODEL.test(configured) ? 'eleven_multilingual_v2' : configured;
+  return { modelId, languageCode: LANGUAGE_CODE_MODEL.test(modelId) ? lang : null };
+}
 const MAX_JSON_BYTES = 4 * 1024 * 1024;
 
 export class ElevenLabsSpeechProvider implements SynthesisProvider {
@@ -93,12 +110,15 @@ export class ElevenLabsSpeechProvider implements SynthesisProvider {
 
   /**
    * stability and similarityBoost go to voice_settings (ElevenLabs' defaults 0.5 and 0.75 fill the
-   * one not given); speed is clamped to the 0.7..1.2 ElevenLabs accepts.
+   * one not given); speed is clamped to the 0.7..1.2 ElevenLabs accepts. A known language other than
+   * English never goes to an English-only model, and is sent as language_code where the model takes it.
    */
   async synthesize(req: SynthesisRequest): Promise<SynthesisResult> {
     const key = this.keyFor(req.apiKey);
     const { stability, similarityBoost, speed } = req.settings;
-    const payload: Record<string, unknown> = { text: req.text, model_id: this.modelId };
+    const model = elevenLabsModelFor(this.modelId, req.language);
+    const payload: Record<string, unknown> = { text: req.text, model_id: model.modelId };
+    if (model.languageCode) payload.language_code = model.languageCode;
     if (stability !== undefined || similarityBoost !== undefined || speed !== undefined) {
       payload.voice_settings = {
         stability: stability ?? 0.5,

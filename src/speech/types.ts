@@ -65,6 +65,8 @@ export interface SynthesisRequest {
   profile?: VoiceProfile | null;
   /** An organization's own key for the provider (the spec's "own connected account"). */
   apiKey?: string | null;
+  /** The language of the text when the caller knows it (a dub's target); providers that take one use it. */
+  language?: string;
   /** A folder the provider may write into; the caller removes it. */
   workDir: string;
   signal?: AbortSignal;

@@ -47,9 +47,13 @@ const Segment = Type.Object({
 const Voice = Type.Object({
   speaker: Type.String(),
   provider: Type.String(),
-  voiceId: Type.String(),
+  voiceId: Type.String({
+    description: 'the local voice matched to the speaker, or dubParams.voiceId (the same for every speaker)',
+  }),
   name: Type.String(),
-  matched: Type.Boolean({ description: "pitch and timbre moved toward the speaker's own" }),
+  matched: Type.Boolean({
+    description: "pitch and timbre moved toward the speaker's own (or toward a chosen local clone's)",
+  }),
 });
 
 /** A completed dub's transcript (src/domain/dub.ts DubRecord) with its generation's id. */

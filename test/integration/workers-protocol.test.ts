@@ -450,10 +450,12 @@ describe(`remote worker protocol (${DB})`, { timeout: 180_000 }, () => {
     assert.equal((await put(tokenD, c, 'output.mp4', video)).statusCode, 201);
     assert.equal((await put(tokenD, c, 'preview.mp4', video)).statusCode, 201);
     assert.equal((await t.services.blobs.stat(`${prefix}output.mp4`))?.size, video.length);
-    // A generation has two outputs: a third name is refused whatever its size.
-    const third = await put(tokenD, c, 'extra.mp4', Buffer.from('x'));
-    assertTooLarge(third);
-    assert.match(third.json().message, /uploaded its 2 outputs already/);
+    // A generation has three outputs (the video, its watermarked preview, a dub's soundtrack): a fourth
+    // name is refused whatever its size.
+    assert.equal((await put(tokenD, c, 'dub.wav', Buffer.from('x'))).statusCode, 201);
+    const fourth = await put(tokenD, c, 'extra.mp4', Buffer.from('x'));
+    assertTooLarge(fourth);
+    assert.match(fourth.json().message, /uploaded its 3 outputs already/);
     assert.equal(await t.services.blobs.exists(`${prefix}extra.mp4`), false);
 
     // The same refusal through the worker's HTTP adapter, over real HTTP: a permanent JobFailure.
@@ -471,10 +473,11 @@ describe(`remote worker protocol (${DB})`, { timeout: 180_000 }, () => {
     const files = port.files(held);
     await files.upload('output.mp4', m.video, 'video/mp4');
     await files.upload('preview.mp4', m.video, 'video/mp4');
+    await files.upload('dub.wav', m.video, 'audio/wav');
     await assert.rejects(files.upload('extra.mp4', m.video, 'video/mp4'), (err: unknown) => {
       assert.ok(err instanceof JobFailure, String(err));
       assert.equal(err.failureKind, 'permanent');
-      assert.match(String(err.detail), /uploaded its 2 outputs already/);
+      assert.match(String(err.detail), /uploaded its 3 outputs already/);
       return true;
     });
     assert.equal(

@@ -464,12 +464,7 @@ async function chooseVoices(
   signal: AbortSignal,
 ): Promise<Map<string, ChosenVoice>> {
   const all = await synthesizer.listVoices({ signal });
-  const candidates = all.filter((v) =>
-    (v.labels?.languages ?? '')
-      .split(',')
-      .map((l) => l.trim().toLowerCase())
-      .some((l) => l === language || l.split('-')[0] === language),
-  );
+  const candidates = all.filter((v) => voiceSpeaks(v.labels, language));
   if (candidates.length === 0)
     throw new AppError('dubbing_voice_unavailable', {
       field: 'dubParams.targetLang',

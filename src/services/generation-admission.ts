@@ -112,7 +112,17 @@ export class GenerationAdmission {
   async preflight(org: Organization, req: NormalisedRequest): Promise<NormalisedRequest> {
     const r = await attachDialogueEdit(this.deps, org, req);
     // A pair no provider here offers is refused before anything is fetched (422, with what is offered).
-    if (r.dub) this.deps.translation.checkPair(r.dub.provider, r.dub.sourceLang, r.dub.targetLang);
+    if (r.dub) {
+      const pair = this.deps.translation.checkPair(r.dub.provider, r.dub.sourceLang, r.dub.targetLang);
+      // The local recognizer hears English only: other speech needs its words or a recognition server.
+      const from = pair.from ?? 'en';
+      if (from !== 'en' && !r.dub.transcript && this.deps.config.speech.recognition.provider === 'local')
+        throw new AppError('dubbing_language_unsupported', {
+          field: 'dubParams.sourceLang',
+          message: `This server recognizes English speech only; give dubParams.transcript to dub from ${from}.`,
+          details: { supported: { recognition: ['en'] } },
+        });
+    }
     // The dub's voice exists for the organization and (a local one) speaks the target language.
     if (r.dub?.voiceId) {
       const v = await this.deps.speech.resolveDubVoice(org, r.dub.voiceId, r.dub.targetLang);

@@ -258,6 +258,16 @@ describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
     assert.equal(pair.json.errorCode, 'dubbing_language_unsupported');
     assert.equal(pair.json.field, 'dubParams.targetLang');
 
+    // The local recognizer hears English only: Spanish speech needs its words (or a recognition server).
+    const spanish = await api(server, org, 'POST', '/v2/generate', {
+      model: 'lipsync-2',
+      input: [{ type: 'video', assetId: face }],
+      dubParams: { targetLang: 'en', sourceLang: 'es' },
+    });
+    assert.equal(spanish.status, 422, spanish.text);
+    assert.equal(spanish.json.errorCode, 'dubbing_language_unsupported');
+    assert.equal(spanish.json.field, 'dubParams.sourceLang');
+
     const mute = join(dir, 'mute.mp4');
     await run('ffmpeg', [
       '-v',

@@ -39,7 +39,7 @@ describe('dubbing from Spanish with a recognition server', { timeout: 300_000 },
         LIPSYNC_WORKER_CONCURRENCY: '1',
         LOG_LEVEL: 'warn',
         LIPSYNC_ALLOW_PRIVATE_URLS: '1',
-        LIPSYNC_OPENAI_STT_URL: `${stt.url}/v1`,
+        LIPSYNC_OPENAI_STT_URL: stt.url,
         LIPSYNC_OPENAI_STT_API_KEY: 'stt-key',
       },
     });
@@ -80,7 +80,7 @@ describe('dubbing from Spanish with a recognition server', { timeout: 300_000 },
       dubParams: { targetLang: 'en', sourceLang: 'es' },
     });
     const g = await waitDone(server, org, id, 240_000);
-    assert.equal(g.status, 'COMPLETED', JSON.stringify(g));
+    assert.equal(g.status, 'COMPLETED', `${JSON.stringify(g)}\n${server.stdout().slice(-2500)}`);
     assert.equal(stt.forms.at(-1)?.fields.language, 'es', 'the source language is passed on');
     const t = (await api(server, org, 'GET', `/v2/generations/${id}/transcript`)).json;
     assert.equal(t.sourceLang, 'es');

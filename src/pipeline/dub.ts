@@ -43,7 +43,7 @@ import {
   type TimedWord,
   type VoiceProfile,
 } from '../speech/types.js';
-import { speechError } from '../services/speech.js';
+import { speechError } from '../speech/errors.js';
 import type { TextSegment } from '../translation/types.js';
 
 /** What the dubbing stage uses; built from the configuration (handlers/index.ts runTools). */

@@ -53,7 +53,7 @@ export class DialogueEditService {
     const d: DialogueEditRecord = {
       id: randomUUID(),
       organizationId: org.id,
-      apiKeyId: auth.key.id,
+      apiKeyId: auth.key?.id ?? null,
       projectId: req.projectId,
       status: 'PENDING',
       sourceKey: source.storageKey,

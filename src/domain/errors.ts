@@ -562,11 +562,11 @@ export const ERRORS = {
     'A signed-in request came from a page of another site.',
     "Send it from the studio on this server, or add your page's origin to LIPSYNC_TRUSTED_ORIGINS; API clients send x-api-key instead of cookies.",
   ),
-  owner_link_invalid: entry(
-    'owner_link_invalid',
+  account_link_invalid: entry(
+    'account_link_invalid',
     410,
-    'This first-start link is used, expired or unknown.',
-    'Sign in with the owner account made with it, or ask the operator for a new link (lipsync operator owner-link).',
+    'This account link is used, expired or unknown.',
+    'Sign in with the account made with it, or ask the operator for a new link (lipsync org account-link ID).',
   ),
   organization_draft: entry(
     'organization_draft',

@@ -5,7 +5,7 @@
 import type { Services } from './index.js';
 import type { Organization } from '../store/organizations.js';
 import { ROLLOUT_FLAGS } from '../domain/feature-flags.js';
-import { OWNER_LINK_HOURS } from './web-sessions.js';
+import { ACCOUNT_LINK_HOURS } from './web-sessions.js';
 
 export async function bootstrapFirstOrganization(
   services: Services,
@@ -22,7 +22,7 @@ export async function bootstrapFirstOrganization(
     name: 'Owner key',
     role: 'owner',
   });
-  const ownerLink = await services.webSessions.createOwnerLink(organization.id);
+  const ownerLink = await services.webSessions.createAccountLink(organization.id, 'owner');
   return { organization, key: created.key, ownerLink };
 }
 
@@ -43,7 +43,7 @@ export function firstStartBanner(
     'Or save it for the lipsync command (any folder):',
     `  lipsync login --server ${opts.publicUrl} --key ${first.key}`,
     '',
-    `To sign in from a browser, open this link once (within ${OWNER_LINK_HOURS} hours) to make the owner account:`,
+    `To sign in from a browser, open this link once (within ${ACCOUNT_LINK_HOURS} hours) to make the owner account:`,
     '',
     '  ' + first.ownerLink,
     '',

@@ -2,7 +2,7 @@
 // session endpoints; this service passes requests to it under the spec's paths, turns its refusals
 // into catalogue errors (one answer for an unknown email and a wrong password or code), ends every
 // session of a user at sign-out, resolves a session cookie into the AuthContext of /v2 calls, and
-// makes the first organization's owner account from the single-use first-start link.
+// makes accounts from single-use account links (the first-start link makes the first owner's).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHmac, hash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -18,8 +18,8 @@ import { ACCOUNT_RATE_RULE, rateLimitedError } from '../domain/rate-limits.js';
 import { createBetterAuth, type BetterAuth } from '../auth/better-auth.js';
 import { createMailer, type Mailer } from '../auth/mailer.js';
 
-/** How long the first-start link works. */
-export const OWNER_LINK_HOURS = 24;
+/** How long an account link (the first-start link among them) works. */
+export const ACCOUNT_LINK_HOURS = 24;
 
 /** The spec's paths where better-auth's differ. */
 const ALIASES: Readonly<Record<string, string>> = {
@@ -56,7 +56,7 @@ export interface AuthAnswer {
   readonly body: unknown;
 }
 
-const ownerLinkHash = (token: string): string => hash('sha256', token, 'hex');
+const accountLinkHash = (token: string): string => hash('sha256', token, 'hex');
 
 function emailOf(body: unknown): string | null {
   const e = (body as { email?: unknown } | null)?.email;
@@ -240,31 +240,33 @@ export class WebSessionService {
     };
   }
 
-  /** A single-use link (24 hours) that makes the organization's owner account; shown once. */
-  async createOwnerLink(organizationId: string): Promise<string> {
+  /** A single-use link (24 hours) that makes an account with this role in the organization; shown once. */
+  async createAccountLink(organizationId: string, role: Role = 'owner'): Promise<string> {
     const token = randomBytes(32).toString('base64url');
     const now = Date.now();
-    await this.deps.store.members.insertOwnerLink({
-      tokenHash: ownerLinkHash(token),
+    await this.deps.store.members.insertAccountLink({
+      tokenHash: accountLinkHash(token),
       organizationId,
+      role,
       createdAt: new Date(now).toISOString(),
-      expiresAt: new Date(now + OWNER_LINK_HOURS * 3600_000).toISOString(),
+      expiresAt: new Date(now + ACCOUNT_LINK_HOURS * 3600_000).toISOString(),
     });
     // In the fragment: browsers never send it, so it reaches no request log or proxy.
     return `${this.deps.config.publicUrl}/setup#${token}`;
   }
 
-  /** POST /api/auth/owner: the link's token, and the owner's email, password and name. */
-  async claimOwner(input: {
+  /** POST /api/auth/account-link: the link's token, and the new account's email, password and name. */
+  async claimAccountLink(input: {
     token: string;
     email: string;
     password: string;
     name?: string;
-  }): Promise<{ organizationId: string; email: string }> {
-    const tokenHash = ownerLinkHash(input.token);
+  }): Promise<{ organizationId: string; email: string; role: Role }> {
+    const tokenHash = accountLinkHash(input.token);
     const now = new Date().toISOString();
-    const organizationId = await this.deps.store.members.findOwnerLink(tokenHash, now);
-    if (!organizationId) throw new AppError('owner_link_invalid');
+    const link = await this.deps.store.members.findAccountLink(tokenHash, now);
+    if (!link) throw new AppError('account_link_invalid');
+    const { organizationId, role } = link;
     const email = input.email.trim().toLowerCase();
     if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
       throw new AppError('invalid_request', { field: 'email', message: 'email must be an email address' });
@@ -281,11 +283,11 @@ export class WebSessionService {
         message: 'an account with this email exists already; use another address',
       });
     // Used before the account exists: of two requests with the same link, one wins.
-    if (!(await this.deps.store.members.useOwnerLink(tokenHash, now)))
-      throw new AppError('owner_link_invalid');
+    if (!(await this.deps.store.members.useAccountLink(tokenHash, now)))
+      throw new AppError('account_link_invalid');
     const passwordHash = await ctx.password.hash(input.password);
-    await this.joining.run({ organizationId, role: 'owner' }, async () => {
-      // The link holder is the operator who started the server: the address needs no code.
+    await this.joining.run({ organizationId, role }, async () => {
+      // The link came from the operator (the server's console or the CLI): the address needs no code.
       const user = await ctx.internalAdapter.createUser(
         {
           email,
@@ -301,7 +303,7 @@ export class WebSessionService {
         password: passwordHash,
       });
     });
-    return { organizationId, email };
+    return { organizationId, email, role };
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
-// Users' memberships of organizations (web sessions) and the single-use first-start links that make
-// the first organization's owner account. The users themselves are better-auth's (auth_users).
+// Users' memberships of organizations (web sessions) and the single-use account links (the first-start
+// link that makes the first organization's owner is one). The users themselves are better-auth's (auth_users).
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import type { Role } from '../domain/api-keys.js';
@@ -46,17 +46,19 @@ export class MemberRepository {
     return Number(r.n);
   }
 
-  async insertOwnerLink(l: {
+  async insertAccountLink(l: {
     tokenHash: string;
     organizationId: string;
+    role: Role;
     createdAt: string;
     expiresAt: string;
   }): Promise<void> {
     await this.db
-      .insertInto('owner_links')
+      .insertInto('account_links')
       .values({
         token_hash: l.tokenHash,
         organization_id: l.organizationId,
+        role: l.role,
         created_at: l.createdAt,
         expires_at: l.expiresAt,
         used_at: null,
@@ -64,22 +66,25 @@ export class MemberRepository {
       .execute();
   }
 
-  /** The link's organization while it is unused and unexpired, else null. */
-  async findOwnerLink(tokenHash: string, now: string): Promise<string | null> {
+  /** The link's organization and role while it is unused and unexpired, else null. */
+  async findAccountLink(
+    tokenHash: string,
+    now: string,
+  ): Promise<{ organizationId: string; role: Role } | null> {
     const r = await this.db
-      .selectFrom('owner_links')
-      .select('organization_id')
+      .selectFrom('account_links')
+      .select(['organization_id', 'role'])
       .where('token_hash', '=', tokenHash)
       .where('used_at', 'is', null)
       .where('expires_at', '>', now)
       .executeTakeFirst();
-    return r?.organization_id ?? null;
+    return r ? { organizationId: r.organization_id, role: r.role as Role } : null;
   }
 
   /** Marks the link used; false when another request used it first (or it expired meanwhile). */
-  async useOwnerLink(tokenHash: string, now: string): Promise<boolean> {
+  async useAccountLink(tokenHash: string, now: string): Promise<boolean> {
     const r = await this.db
-      .updateTable('owner_links')
+      .updateTable('account_links')
       .set({ used_at: now })
       .where('token_hash', '=', tokenHash)
       .where('used_at', 'is', null)

@@ -111,7 +111,7 @@ export interface Database {
   batches: BatchTable;
   batch_items: BatchItemTable;
   organization_members: OrganizationMemberTable;
-  owner_links: OwnerLinkTable;
+  account_links: AccountLinkTable;
 }
 
 /** Users' memberships (0017): the user ids are better-auth's (auth_users). */
@@ -122,10 +122,14 @@ export interface OrganizationMemberTable {
   created_at: string;
 }
 
-/** First-start links (0017): only the SHA-256 of the token is kept; used once, before expires_at. */
-export interface OwnerLinkTable {
+/**
+ * Account links (0017; the first-start link is one): make an account with this role in the
+ * organization. Only the SHA-256 of the token is kept; used once, before expires_at.
+ */
+export interface AccountLinkTable {
   token_hash: string;
   organization_id: string;
+  role: string;
   created_at: string;
   expires_at: string;
   used_at: string | null;

@@ -1,18 +1,17 @@
 // Web sessions: /api/auth/* (better-auth, through WebSessionService) under the spec's rate limits
 // (sign-in, sign-up and codes 10 a minute, GET /api/auth/session 60), and the first-start page that
-// makes the owner account. No x-api-key: these routes authenticate themselves.
+// makes an account from an account link (the first-start link makes the owner's). No x-api-key: these routes authenticate themselves.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../services/index.js';
 import { errorResponses } from '../schemas/common.js';
-import { OWNER_SETUP_PAGE } from './owner-setup-page.js';
-
-const AnyBody = Type.Optional(Type.Record(Type.String(), Type.Unknown()));
+import { ACCOUNT_SETUP_PAGE } from './account-setup-page.js';
 
 export const authRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const config = { auth: false, sessionEndpoint: true } as const;
-  const hidden = { hide: true, body: AnyBody };
+  // better-auth checks the bodies of its endpoints itself.
+  const hidden = { hide: true };
 
   async function pass(request: FastifyRequest, reply: FastifyReply) {
     const answer = await services.webSessions.handle({
@@ -46,13 +45,13 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asy
   app.post('/api/auth/*', { schema: hidden, config }, pass);
 
   app.post(
-    '/api/auth/owner',
+    '/api/auth/account-link',
     {
       config,
       schema: {
         tags: ['auth'],
-        operationId: 'auth.claimOwner',
-        summary: "Make the first organization's owner account with the first-start link's token",
+        operationId: 'auth.claimAccountLink',
+        summary: "Make an account with an account link's token (the first-start link makes the owner's)",
         security: [],
         body: Type.Object({
           token: Type.String({ minLength: 1, maxLength: 200 }),
@@ -61,15 +60,15 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asy
           name: Type.Optional(Type.String({ maxLength: 200 })),
         }),
         response: {
-          201: Type.Object({ organizationId: Type.String(), email: Type.String() }),
+          201: Type.Object({ organizationId: Type.String(), email: Type.String(), role: Type.String() }),
           ...errorResponses(400, 403, 410, 429),
         },
       },
     },
-    async (request, reply) => reply.code(201).send(await services.webSessions.claimOwner(request.body)),
+    async (request, reply) => reply.code(201).send(await services.webSessions.claimAccountLink(request.body)),
   );
 
-  // The page the first-start link opens (the token stays in the fragment, see createOwnerLink).
+  // The page the first-start link opens (the token stays in the fragment, see createAccountLink).
   app.get('/setup', { schema: { hide: true }, config: { auth: false } }, async (_request, reply) =>
     reply
       .header('content-type', 'text/html; charset=utf-8')
@@ -79,6 +78,6 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asy
         'content-security-policy',
         "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'",
       )
-      .send(OWNER_SETUP_PAGE),
+      .send(ACCOUNT_SETUP_PAGE),
   );
 };

@@ -1,6 +1,6 @@
 // Web sessions (issue 34): better-auth's four tables (users, sessions, accounts holding the password
 // hash, verifications holding one-time codes) in snake_case, the organization memberships of users
-// with the API-key roles, single-use first-start links, and who created an API key when a signed-in
+// with the API-key roles, single-use account links (the first-start link is one), and who created an API key when a signed-in
 // user did. better-auth writes Date and boolean values: timestamptz and boolean on PostgreSQL; on
 // SQLite its adapter stores them as text and integers.
 import { PostgresAdapter, type Kysely } from 'kysely';
@@ -84,11 +84,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
 
   await db.schema
-    .createTable('owner_links')
+    .createTable('account_links')
     .addColumn('token_hash', 'text', (c) => c.primaryKey())
     .addColumn('organization_id', 'text', (c) =>
       c.notNull().references('organizations.id').onDelete('cascade'),
     )
+    .addColumn('role', 'text', (c) => c.notNull())
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('expires_at', 'text', (c) => c.notNull())
     .addColumn('used_at', 'text')
@@ -100,7 +101,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('api_keys').dropColumn('created_by_user_id').execute();
   for (const t of [
-    'owner_links',
+    'account_links',
     'organization_members',
     'auth_verifications',
     'auth_accounts',

@@ -11,17 +11,19 @@ export interface RateRule {
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
+/** One row of the spec's table, one counter: sign-in, sign-up and one-time codes together. */
+const AUTH_SIGN_IN: RateRule = { bucket: 'auth_sign_in', max: 10, windowMs: MINUTE };
+
 export const TABLED_RATE_RULES: Readonly<Record<string, RateRule>> = {
   'POST /v2/tts': { bucket: 'tts', max: 60, windowMs: MINUTE },
   'POST /v2/tts/jobs': { bucket: 'tts_jobs', max: 60, windowMs: MINUTE },
   'POST /v2/voices': { bucket: 'voices_create', max: 10, windowMs: HOUR },
   'POST /v2/assets/upload': { bucket: 'assets_upload', max: 120, windowMs: MINUTE },
-  // Sign-in, sign-up and one-time codes share one counter (better-auth's code paths under
-  // /email-otp/ with the spec's /otp/ ones).
-  'POST /api/auth/sign-in/*': { bucket: 'auth_sign_in', max: 10, windowMs: MINUTE },
-  'POST /api/auth/sign-up/*': { bucket: 'auth_sign_in', max: 10, windowMs: MINUTE },
-  'POST /api/auth/otp/*': { bucket: 'auth_sign_in', max: 10, windowMs: MINUTE },
-  'POST /api/auth/email-otp/*': { bucket: 'auth_sign_in', max: 10, windowMs: MINUTE },
+  // better-auth's code paths under /email-otp/ count with the spec's /otp/ ones.
+  'POST /api/auth/sign-in/*': AUTH_SIGN_IN,
+  'POST /api/auth/sign-up/*': AUTH_SIGN_IN,
+  'POST /api/auth/otp/*': AUTH_SIGN_IN,
+  'POST /api/auth/email-otp/*': AUTH_SIGN_IN,
   'GET /api/auth/session': { bucket: 'auth_session', max: 60, windowMs: MINUTE },
 };
 

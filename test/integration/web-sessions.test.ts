@@ -70,15 +70,6 @@ describe(`web sessions (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     return sessionCookie(res);
   }
 
-  /** Sign-up, then the code from the mail confirms the address. */
-  async function signUp(email: string, ip = freshIp()): Promise<void> {
-    const res = await post('/api/auth/sign-up/email', { email, password: PASSWORD, name: 'Test' }, { ip });
-    assert.equal(res.statusCode, 200, res.body);
-    const otp = await smtp.nextCode(email);
-    const verified = await post('/api/auth/otp/verify-email', { email, otp }, { ip });
-    assert.equal(verified.statusCode, 200, verified.body);
-  }
-
   /** An account of the first organization with this role, through an account link. */
   async function member(role: Role): Promise<{ email: string; cookie: string }> {
     const link = await t.services.webSessions.createAccountLink(firstOrg.id, role);

@@ -559,7 +559,7 @@ export const ERRORS = {
   cross_site_request: entry(
     'cross_site_request',
     403,
-    'A signed-in request came from a page of another site.',
+    'The request came from a page of another site, or did not say which page sent it (Origin).',
     "Send it from the studio on this server, or add your page's origin to LIPSYNC_TRUSTED_ORIGINS; API clients send x-api-key instead of cookies.",
   ),
   account_link_invalid: entry(

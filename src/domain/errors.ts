@@ -443,8 +443,8 @@ export const ERRORS = {
   unauthorized: entry(
     'unauthorized',
     401,
-    'Missing, invalid, expired or revoked API key.',
-    'Send a valid key in the x-api-key header (the Authorization header is not used).',
+    'Missing, invalid, expired or revoked API key (or web session).',
+    'Send a valid key in the x-api-key header (the Authorization header is not used), or sign in again.',
   ),
   plan_upgrade_required: entry(
     'plan_upgrade_required',

@@ -109,6 +109,18 @@ describe(`web sessions (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     // Served over http here: a Secure cookie would never come back (https gets one: see below).
     assert.doesNotMatch(setCookie, /Secure/);
     const cookie = sessionCookie(signedIn);
+    // Session fixation: a cookie the browser held before signing in is replaced, never adopted.
+    const planted = 'lipsync.session_token=planted-by-someone-else';
+    const fresh = await post(
+      '/api/auth/sign-in/email',
+      { email, password: PASSWORD },
+      { ip, cookie: planted, origin },
+    );
+    assert.equal(fresh.statusCode, 200, fresh.body);
+    const renewed = sessionCookie(fresh);
+    assert.notEqual(renewed, planted);
+    assert.notEqual(renewed, cookie);
+    assert.equal((await get('/api/auth/session', planted)).json(), null);
 
     const session = await get('/api/auth/session', cookie);
     assert.equal(session.statusCode, 200);
@@ -439,6 +451,33 @@ describe('web sessions without SMTP, over https', () => {
       assert.ok(!log.includes(token), 'no session token in the log');
     } finally {
       await t.cleanup();
+    }
+  });
+});
+
+describe('web sessions with sign-up turned off', () => {
+  test('sign-up is refused, and a code for an unknown address is neither sent nor told apart', async () => {
+    const smtp = await startFakeSmtp();
+    const t = await createTestServices({ env: { LIPSYNC_SIGN_UP: '0', LIPSYNC_SMTP_URL: smtp.url } });
+    try {
+      const up = await t.app.inject({
+        method: 'POST',
+        url: '/api/auth/sign-up/email',
+        payload: { email: 'nobody@example.com', password: PASSWORD, name: 'N' },
+      });
+      assert.equal(up.statusCode, 403, up.body);
+      assert.equal(up.json().errorCode, 'sign_up_disabled');
+      const send = await t.app.inject({
+        method: 'POST',
+        url: '/api/auth/otp/send',
+        payload: { email: 'nobody@example.com', type: 'sign-in' },
+      });
+      assert.equal(send.statusCode, 200, send.body);
+      assert.deepEqual(send.json(), { success: true });
+      assert.equal(smtp.mails.length, 0);
+    } finally {
+      await t.cleanup();
+      await smtp.close();
     }
   });
 });

@@ -101,8 +101,16 @@ export function createBetterAuth(d: BetterAuthDeps) {
         overrideDefaultEmailVerification: true,
         sendVerificationOnSignUp: true,
         sendVerificationOTP: async ({ email, otp, type }) => {
-          // Awaited: a failed delivery is the caller's error to see, not a silent loss.
-          await d.mailer.sendCode({ to: email, code: otp, purpose: type, expiresInMinutes: CODE_MINUTES });
+          try {
+            await d.mailer.sendCode({ to: email, code: otp, purpose: type, expiresInMinutes: CODE_MINUTES });
+          } catch (err) {
+            // better-auth answers the request without waiting for the mail: the operator learns here.
+            log.error(
+              { err: { message: (err as Error).message }, to: email },
+              'sending a one-time code failed',
+            );
+            throw err;
+          }
         },
       }),
     ],

@@ -41,6 +41,13 @@ const SIGN_IN_FAILURES = new Set([
   'TOO_MANY_ATTEMPTS',
 ]);
 
+/** better-auth's own CSRF refusals (a browser request without a trusted Origin). */
+const CROSS_SITE = new Set([
+  'INVALID_ORIGIN',
+  'MISSING_OR_NULL_ORIGIN',
+  'CROSS_SITE_NAVIGATION_LOGIN_BLOCKED',
+]);
+
 export interface AuthRequest {
   readonly method: string;
   /** Path and query, as received. */
@@ -175,12 +182,11 @@ export class WebSessionService {
     const message = (body as { message?: unknown } | null)?.message;
     if (typeof code === 'string' && SIGN_IN_FAILURES.has(code)) return new AppError('sign_in_failed');
     if (code === 'EMAIL_NOT_VERIFIED') return new AppError('email_not_verified');
+    if (code === 'EMAIL_PASSWORD_SIGN_UP_DISABLED') return new AppError('sign_up_disabled');
+    if (typeof code === 'string' && CROSS_SITE.has(code)) return new AppError('cross_site_request');
     if (status === 401) return new AppError('sign_in_failed');
     if (status === 404) return new AppError('route_not_found');
-    if (typeof message === 'string' && /sign ?up is (not enabled|disabled)/i.test(message))
-      return new AppError('sign_up_disabled');
-    if (status === 403 && typeof message === 'string' && /origin/i.test(message))
-      return new AppError('cross_site_request');
+    if (status >= 500) return new AppError('internal_error', { cause: body });
     return new AppError('invalid_request', {
       status: status >= 400 && status < 500 ? status : 400,
       ...(typeof message === 'string' && message.length < 300 ? { message } : {}),

@@ -481,3 +481,41 @@ describe('web sessions with sign-up turned off', () => {
     }
   });
 });
+
+describe('web sessions with an SMTP server that does not answer', () => {
+  test('the failed delivery is logged for the operator, without the code', async () => {
+    const lines: string[] = [];
+    const { Writable } = await import('node:stream');
+    const dest = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    // Port 9 (discard) on this machine: nothing listens there.
+    const t = await createTestServices({
+      env: { LOG_LEVEL: 'error', LIPSYNC_SMTP_URL: 'smtp://127.0.0.1:9' },
+      logDestination: dest,
+    });
+    try {
+      const send = await t.app.inject({
+        method: 'POST',
+        url: '/api/auth/otp/send',
+        payload: { email: 'lost@example.com', type: 'sign-in' },
+      });
+      assert.equal(send.statusCode, 200, send.body);
+      const deadline = Date.now() + 10_000;
+      let line: string | undefined;
+      while (
+        !(line = lines.find((l) => l.includes('sending a one-time code failed'))) &&
+        Date.now() < deadline
+      )
+        await new Promise((r) => setTimeout(r, 100));
+      assert.ok(line, 'an error line for the operator');
+      assert.match(line, /lost@example\.com/);
+      assert.doesNotMatch(line, /\b\d{6}\b/, 'no code in it');
+    } finally {
+      await t.cleanup();
+    }
+  });
+});

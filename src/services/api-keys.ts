@@ -63,6 +63,7 @@ export function apiKeyView(k: ApiKeyRecord) {
     prefix: k.prefix,
     role: k.role,
     createdByKeyId: k.createdByKeyId,
+    createdByUserId: k.createdByUserId,
     createdAt: k.createdAt,
     lastUsedAt: k.lastUsedAt,
     expiresAt: k.expiresAt,

@@ -346,6 +346,9 @@ describe(`web sessions (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     assert.equal(adminKey.statusCode, 201, adminKey.body);
     const mine = await create(m.cookie, { name: 'Mine' });
     assert.equal(mine.statusCode, 201, mine.body);
+    const memberId = (await get('/api/auth/session', m.cookie)).json().user.id;
+    assert.equal(mine.json().createdByUserId, memberId);
+    assert.equal(mine.json().createdByKeyId, null);
     assert.equal((await create(m.cookie, { role: 'admin' })).statusCode, 403);
 
     const listed = async (cookie: string) =>

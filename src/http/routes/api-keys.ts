@@ -15,6 +15,8 @@ const ApiKeySchema = Type.Object(
     prefix: Type.String(),
     role: Type.String(),
     createdByKeyId: Nullable(Type.String()),
+    /** The signed-in user who created the key (web sessions); null otherwise. */
+    createdByUserId: Nullable(Type.String()),
     createdAt: Type.String(),
     lastUsedAt: Nullable(Type.String()),
     expiresAt: Nullable(Type.String()),

@@ -26,6 +26,7 @@ export const CONFIG_GROUPS = {
   speech: 'Speech: synthesis, voices, recognition',
   translation: 'Translation (dubbing)',
   webhooks: 'Webhooks',
+  sessions: 'Web sessions and email',
   operations: 'Metrics and shutdown',
   cli: 'The lipsync command (client side)',
 } as const;
@@ -410,6 +411,36 @@ export const ENV_VARIABLES = {
     schema: intVar(1, 120, 10, 'Timeout of one delivery attempt.'),
   },
 
+  LIPSYNC_SESSION_TTL_HOURS: {
+    group: 'sessions',
+    schema: intVar(1, 90 * 24, 7 * 24, 'How long a web session lasts after sign-in.'),
+  },
+  LIPSYNC_SIGN_UP: {
+    group: 'sessions',
+    schema: flagVar(
+      true,
+      'Anyone may sign up; a new account owns a new draft organization until the operator activates it.',
+    ),
+  },
+  LIPSYNC_TRUSTED_ORIGINS: {
+    group: 'sessions',
+    schema: textVar(
+      "Comma-separated origins (`https://studio.example.com`) whose pages may send signed-in requests, beside the public URL's.",
+    ),
+  },
+  LIPSYNC_SMTP_URL: {
+    group: 'sessions',
+    schema: urlVar(
+      ['smtp:', 'smtps:'],
+      'SMTP server for sign-in codes (`smtps://user:password@mail.example.com:465`); unset: the codes go to the server log.',
+    ),
+  },
+  LIPSYNC_SMTP_FROM: {
+    group: 'sessions',
+    schema: textVar('Sender address of the emails.'),
+    defaultText: "`lipsync@` and the public URL's host",
+  },
+
   LIPSYNC_METRICS_TOKEN: {
     group: 'operations',
     schema: textVar('When set, `GET /metrics` needs `Authorization: Bearer <token>`.'),
@@ -573,6 +604,8 @@ export interface Config {
   /** How long webhook deliveries are retried. */
   readonly webhookRetryWindowMs: number;
   readonly webhookTimeoutMs: number;
+  /** Web sessions (/api/auth/*) and the emails they send. */
+  readonly sessions: SessionsConfig;
   /** JSON mapping of model ids to engines (docs/engine.md); null = built-in. */
   readonly enginesFile: string | null;
   /** Trust X-Forwarded-For (only behind a proxy that sets it); otherwise per-IP limits use the socket address. */
@@ -607,6 +640,16 @@ export interface Config {
   readonly shutdownDrainMs: number;
   /** Longest whole shutdown after the signal; then remaining connections are cut and the exit is 1. */
   readonly shutdownTimeoutMs: number;
+}
+
+export interface SessionsConfig {
+  readonly ttlMs: number;
+  readonly signUp: boolean;
+  /** Origins that may send cookie-authenticated requests: the public URL's first. */
+  readonly trustedOrigins: readonly string[];
+  /** null: one-time codes are written to the server log instead of mailed. */
+  readonly smtpUrl: string | null;
+  readonly smtpFrom: string;
 }
 
 export class ConfigError extends Error {
@@ -808,6 +851,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     defaultEngine,
     engineWarmUp: bool('LIPSYNC_ENGINE_WARM_UP'),
     webhookTimeoutMs: int('LIPSYNC_WEBHOOK_TIMEOUT_SECONDS') * 1000,
+    sessions: sessionsConfig(read, (publicUrlRaw ?? `http://localhost:${port}`).replace(/\/+$/, '')),
     ...httpTimeouts(read, fetchTimeoutMs),
     batchConcurrency: planNumbers(read, 'LIPSYNC_BATCH_CONCURRENCY'),
     metricsToken: str('LIPSYNC_METRICS_TOKEN'),
@@ -937,6 +981,50 @@ function translationConfig({ url, int, str }: EnvReader): TranslationConfig {
         }
       : null,
     deepl: deeplKey ? { apiKey: deeplKey, url: url('LIPSYNC_DEEPL_URL')?.replace(/\/+$/, '') ?? null } : null,
+  };
+}
+
+/** The SMTP URL holds a password: no problem message repeats it. */
+function sessionsConfig({ env, problems, int, bool, str }: EnvReader, publicUrl: string): SessionsConfig {
+  let smtpUrl: string | null = null;
+  const smtpRaw = env.LIPSYNC_SMTP_URL;
+  if (smtpRaw !== undefined && smtpRaw !== '') {
+    let ok = false;
+    try {
+      const u = new URL(smtpRaw);
+      ok = (u.protocol === 'smtp:' || u.protocol === 'smtps:') && u.hostname !== '';
+    } catch {
+      ok = false;
+    }
+    if (ok) smtpUrl = smtpRaw;
+    else problems.push('LIPSYNC_SMTP_URL must be a URL such as smtps://user:password@mail.example.com:465');
+  }
+  const origins = [new URL(publicUrl).origin];
+  for (const item of (str('LIPSYNC_TRUSTED_ORIGINS') ?? '').split(',').map((o) => o.trim())) {
+    if (item === '') continue;
+    let origin: string | null = null;
+    try {
+      const u = new URL(item);
+      if ((u.protocol === 'http:' || u.protocol === 'https:') && u.origin === item.replace(/\/+$/, ''))
+        origin = u.origin;
+    } catch {
+      origin = null;
+    }
+    if (origin) origins.push(origin);
+    else
+      problems.push(
+        `LIPSYNC_TRUSTED_ORIGINS item ${JSON.stringify(item)} must be an origin such as https://studio.example.com`,
+      );
+  }
+  const from = str('LIPSYNC_SMTP_FROM') ?? `lipsync@${new URL(publicUrl).hostname}`;
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(from) && !/^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(from))
+    problems.push(`LIPSYNC_SMTP_FROM=${JSON.stringify(from)} must be an email address`);
+  return {
+    ttlMs: int('LIPSYNC_SESSION_TTL_HOURS') * 3600 * 1000,
+    signUp: bool('LIPSYNC_SIGN_UP'),
+    trustedOrigins: [...new Set(origins)],
+    smtpUrl,
+    smtpFrom: from,
   };
 }
 

@@ -8,6 +8,7 @@ import { migrateToLatest } from '../store/migrate.js';
 import { createStore } from '../store/index.js';
 import { OrganizationService } from '../services/organizations.js';
 import { ApiKeyService } from '../services/api-keys.js';
+import { WebSessionService } from '../services/web-sessions.js';
 import { ProjectService } from '../services/projects.js';
 import { AdmissionService } from '../services/admission.js';
 import { AssetService } from '../services/assets.js';
@@ -58,10 +59,8 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   await migrateToLatest(db);
   const store = createStore(db);
   const rateLimiter = createRateLimiter(config.redisUrl, logger.child({ component: 'rate-limit' }));
-  const urlSigner = new UrlSigner(
-    await resolveSigningSecret(config.signingSecret, config.dataDir),
-    config.publicUrl,
-  );
+  const signingSecret = await resolveSigningSecret(config.signingSecret, config.dataDir);
+  const urlSigner = new UrlSigner(signingSecret, config.publicUrl);
   let blobs: BlobStore;
   try {
     blobs = await openBlobStore(config.storage, config.dataDir, urlSigner);
@@ -131,6 +130,16 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
   const admission = new AdmissionService(store);
   const idempotency = new IdempotencyService(store);
   const apiKeys = new ApiKeyService(store);
+  const organizations = new OrganizationService(store);
+  const webSessions = new WebSessionService({
+    config,
+    db,
+    store,
+    organizations,
+    rateLimiter,
+    logger,
+    signingSecret,
+  });
   const validateGenerationBody = compileBodyValidator(CreateGenerationBody, 'payload');
   const generations = new GenerationService({
     config,
@@ -153,8 +162,9 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     logger,
     db,
     store,
-    organizations: new OrganizationService(store),
+    organizations,
     apiKeys,
+    webSessions,
     projects: new ProjectService(store),
     admission,
     urlSigner,
@@ -207,6 +217,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
       logger: logger.child({ component: 'batches' }),
     }),
     async close() {
+      await webSessions.close();
       await bus.close();
       await rateLimiter.close();
       await db.close();

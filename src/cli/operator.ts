@@ -3,6 +3,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { organizationView } from '../services/organizations.js';
 import { apiKeyView } from '../services/api-keys.js';
 import { batchLimits, type BatchLimitOverrides } from '../domain/batches.js';
+import type { Role } from '../domain/api-keys.js';
 import type { CliDeps } from './speech.js';
 import { usageError } from './http.js';
 
@@ -151,6 +152,22 @@ export function registerOperatorCommands(program: Command, deps: CliDeps): Comma
       await withServices(async (s) => {
         const o = opts.rotate ? await s.organizations.rotateWebhookSecret(id) : await s.organizations.get(id);
         print(!!opts.json, { organizationId: o.id, secret: o.webhookSecret }, o.webhookSecret);
+      });
+    });
+
+  org
+    .command('account-link')
+    .description(
+      'print a single-use link (24 hours) that makes an account (a signed-in user) of the organization',
+    )
+    .argument('<id>')
+    .addOption(new Option('--role <role>', 'role').choices(['owner', 'admin', 'member']).default('owner'))
+    .option('--json', 'print one JSON object')
+    .action(async (id: string, opts: { role: Role; json?: boolean }) => {
+      await withServices(async (s) => {
+        const o = await s.organizations.get(id);
+        const link = await s.webSessions.createAccountLink(o.id, opts.role);
+        print(!!opts.json, { organizationId: o.id, role: opts.role, link }, link);
       });
     });
 

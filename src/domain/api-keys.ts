@@ -38,15 +38,24 @@ export function looksLikeApiKey(value: string): boolean {
   return value.startsWith(KEY_PREFIX) && value.length >= KEY_PREFIX.length + 43 && value.length <= 200;
 }
 
+/** Who acts: an API key, or a signed-in user (keyId null) with the role of their membership. */
 export interface KeyActor {
-  readonly keyId: string;
+  readonly keyId: string | null;
+  readonly userId?: string | null;
   readonly role: Role;
 }
 
 export interface KeySubject {
   readonly id: string;
   readonly createdByKeyId: string | null;
+  readonly createdByUserId?: string | null;
   readonly role: Role;
+}
+
+/** Spec rule 5 for keys and sessions alike: a member's own keys are those it created. */
+function createdBy(actor: KeyActor, subject: KeySubject): boolean {
+  if (actor.keyId !== null && subject.createdByKeyId === actor.keyId) return true;
+  return !!actor.userId && subject.createdByUserId === actor.userId;
 }
 
 /** Members see and manage only keys they created; admins and owners every key of the organization. */
@@ -55,13 +64,13 @@ export function canManageKey(actor: KeyActor, subject: KeySubject): boolean {
     // An admin may not act on an owner key: that would let an admin lock the owner out.
     return !(actor.role === 'admin' && subject.role === 'owner');
   }
-  return subject.createdByKeyId === actor.keyId;
+  return createdBy(actor, subject);
 }
 
 export function canSeeKey(actor: KeyActor, subject: KeySubject): boolean {
   if (actor.role === 'owner' || actor.role === 'admin') return true;
   // A member always sees its own key, whoever created it.
-  return subject.createdByKeyId === actor.keyId || subject.id === actor.keyId;
+  return createdBy(actor, subject) || subject.id === actor.keyId;
 }
 
 /** A key may only create keys of its own role or lower. */

@@ -26,6 +26,18 @@ export interface DialogueEditRequest {
   voiceId: string | null;
   rerunOfJobId: string | null;
   projectId: string | null;
+  /** The window an interactive session selected; 0 and null (the end) otherwise. */
+  startMs: number;
+  endMs: number | null;
+}
+
+/** A window's bound: a whole number of milliseconds, 0 or more; absent or null when not given. */
+function windowBound(body: Record<string, unknown>, field: 'startMs' | 'endMs'): number | null {
+  const v = body[field];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 24 * 3600 * 1000)
+    bad(field, `${field} must be a whole number of milliseconds from 0 to 86400000`);
+  return v;
 }
 
 function bad(field: string, message: string): never {
@@ -91,11 +103,17 @@ export function assertRolloutFlags(
 export function normaliseDialogueEditRequest(
   body: Record<string, unknown>,
   org: { flags: readonly string[]; flagsReadable: boolean },
+  /** An interactive web session: the spec lets it select a window. */
+  interactive = false,
 ): DialogueEditRequest {
   // Spec rule 6 and api-details 2.1: API keys edit the whole video.
-  for (const f of ['startMs', 'endMs'])
-    if (body[f] !== undefined && body[f] !== null)
-      throw new AppError('dialogue_edit_unsupported', { field: f });
+  if (!interactive)
+    for (const f of ['startMs', 'endMs'])
+      if (body[f] !== undefined && body[f] !== null)
+        throw new AppError('dialogue_edit_unsupported', { field: f });
+  const startMs = interactive ? (windowBound(body, 'startMs') ?? 0) : 0;
+  const endMs = interactive ? windowBound(body, 'endMs') : null;
+  if (endMs !== null && endMs <= startMs) bad('endMs', 'endMs must be after startMs');
   assertRolloutFlags(org);
   const sourceVideoUrl = str(body.sourceVideoUrl);
   if (!sourceVideoUrl)
@@ -110,6 +128,8 @@ export function normaliseDialogueEditRequest(
     voiceId: str(body.voiceId),
     rerunOfJobId: str(body.rerunOfJobId),
     projectId: str(body.projectId),
+    startMs,
+    endMs,
   };
 }
 

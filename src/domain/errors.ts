@@ -443,8 +443,8 @@ export const ERRORS = {
   unauthorized: entry(
     'unauthorized',
     401,
-    'Missing, invalid, expired or revoked API key.',
-    'Send a valid key in the x-api-key header (the Authorization header is not used).',
+    'Missing, invalid, expired or revoked API key (or web session).',
+    'Send a valid key in the x-api-key header (the Authorization header is not used), or sign in again.',
   ),
   plan_upgrade_required: entry(
     'plan_upgrade_required',
@@ -537,6 +537,36 @@ export const ERRORS = {
     422,
     'The uploaded file is not a readable audio, video or image file.',
     'Upload an audio, video or image file (for example mp4, mov, webm, wav, mp3, png or jpeg).',
+  ),
+  sign_in_failed: entry(
+    'sign_in_failed',
+    401,
+    'The email address, password or code is not right.',
+    'Check them and try again; ask for a new code when a code has expired or was tried three times.',
+  ),
+  email_not_verified: entry(
+    'email_not_verified',
+    403,
+    'The email address of this account is not confirmed yet.',
+    'Enter the code emailed at sign-up (POST /api/auth/otp/verify-email), or ask for a new one (POST /api/auth/otp/send).',
+  ),
+  sign_up_disabled: entry(
+    'sign_up_disabled',
+    403,
+    'This server does not take new accounts.',
+    'Ask the operator for an account (LIPSYNC_SIGN_UP).',
+  ),
+  cross_site_request: entry(
+    'cross_site_request',
+    403,
+    'The request came from a page of another site, or did not say which page sent it (Origin).',
+    "Send it from the studio on this server, or add your page's origin to LIPSYNC_TRUSTED_ORIGINS; API clients send x-api-key instead of cookies.",
+  ),
+  account_link_invalid: entry(
+    'account_link_invalid',
+    410,
+    'This account link is used, expired or unknown.',
+    'Sign in with the account made with it, or ask the operator for a new link (lipsync org account-link ID).',
   ),
   organization_draft: entry(
     'organization_draft',

@@ -32,6 +32,9 @@ export interface DialogueEditRunInput {
   readonly words: SourceWord[];
   readonly edits: DialogueEdit[];
   readonly voiceProfile: VoiceProfile | null;
+  /** The window a web session selected (0 and null: the whole recording). */
+  readonly windowStartMs: number;
+  readonly windowEndMs: number | null;
 }
 
 export interface DialogueEditResult {
@@ -85,6 +88,8 @@ export function dialogueEditHandler(deps: {
         ),
         edits: d.edits,
         voiceProfile: d.voiceProfile,
+        windowStartMs: d.startMs,
+        windowEndMs: d.endMs,
       };
     },
 
@@ -109,6 +114,8 @@ export function dialogueEditHandler(deps: {
           sourceWav: wav,
           words: input.words,
           edits: input.edits,
+          windowStartMs: input.windowStartMs,
+          windowEndMs: input.windowEndMs ?? undefined,
           voice: input.voiceProfile ? { profile: input.voiceProfile } : null,
           workDir: dir,
           signal: ctx.signal,

@@ -1,11 +1,11 @@
-// One onRequest hook: resolve the API key, count the request against its rate limit, then refuse
-// unauthenticated or draft-organization calls. Counting before refusing makes failed key guesses
-// count against the caller's IP.
+// One onRequest hook: resolve the API key (or, without one, the web session cookie), count the request
+// against its rate limit, then refuse cross-site cookie requests, unauthenticated or draft-organization
+// calls. Counting before refusing makes failed key guesses count against the caller's IP.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services/index.js';
 import type { AuthContext } from '../services/api-keys.js';
 import { AppError } from '../domain/errors.js';
-import { ruleFor, type RateRule } from '../domain/rate-limits.js';
+import { rateLimitedError, ruleFor, type RateRule } from '../domain/rate-limits.js';
 import { isUuid } from '../domain/ids.js';
 
 declare module 'fastify' {
@@ -27,12 +27,44 @@ declare module 'fastify' {
      * query as the key (AuthContext.preloaded), one round trip instead of two.
      */
     authPreload?: 'generation';
+    /**
+     * true for /api/auth/*: a state-changing request that sends a cookie or an Origin must come from a
+     * trusted origin, as for cookie-authenticated /v2 calls.
+     */
+    sessionEndpoint?: boolean;
   }
 }
 
 export function requireAuth(request: FastifyRequest): AuthContext {
   if (!request.auth) throw new AppError('unauthorized');
   return request.auth;
+}
+
+/** Identity of the rate-limit counters: the key, the signed-in user, else the client address. */
+function identityOf(request: FastifyRequest): string {
+  const a = request.auth;
+  if (a?.key) return `key:${a.key.id}`;
+  if (a?.session) return `user:${a.session.userId}`;
+  return `ip:${request.ip}`;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * CSRF protection of cookie-authenticated requests (besides SameSite cookies): a state-changing one
+ * must come from a page of a trusted origin (Origin, else Referer). Browsers send Origin on every
+ * cross-origin request and on same-origin POSTs.
+ */
+function fromTrustedOrigin(request: FastifyRequest, trusted: readonly string[]): boolean {
+  let origin = request.headers.origin;
+  if (origin === undefined && typeof request.headers.referer === 'string') {
+    try {
+      origin = new URL(request.headers.referer).origin;
+    } catch {
+      return false;
+    }
+  }
+  return typeof origin === 'string' && trusted.includes(origin);
 }
 
 export function registerGatekeeper(app: FastifyInstance, services: Services): void {
@@ -50,25 +82,34 @@ export function registerGatekeeper(app: FastifyInstance, services: Services): vo
       const id = (request.params as { id?: unknown }).id;
       if (typeof id === 'string' && isUuid(id)) preloadId = id;
     }
-    request.auth = needsAuth ? await services.apiKeys.authenticate(raw?.trim(), preloadId) : null;
+    // An x-api-key header decides alone (API clients work exactly as before); without one, a session
+    // cookie may authenticate.
+    request.auth = !needsAuth
+      ? null
+      : header !== undefined
+        ? await services.apiKeys.authenticate(raw?.trim(), preloadId)
+        : await services.webSessions.authenticate(request.headers);
 
     if (services.config.rateLimitEnabled && cfg.rateLimit !== false) {
       const rule =
         cfg.rateRule ?? ruleFor(request.method, routeUrl, services.config.rateLimitDefaultPerMinute);
-      const identity = request.auth ? `key:${request.auth.key.id}` : `ip:${request.ip}`;
-      const d = await services.rateLimiter.hit(rule, identity);
+      const d = await services.rateLimiter.hit(rule, identityOf(request));
       void reply.header('X-RateLimit-Limit', d.limit);
       void reply.header('X-RateLimit-Remaining', d.remaining);
       void reply.header('X-RateLimit-Reset', Math.ceil(d.resetAtMs / 1000));
-      if (!d.allowed) {
-        throw new AppError('rate_limit_exceeded', {
-          message: `Rate limit of ${d.limit} requests per ${Math.round(rule.windowMs / 1000)} s exceeded.`,
-          retryAfter: d.retryAfterSeconds,
-          headers: { 'Retry-After': String(d.retryAfterSeconds) },
-          details: { error: 'Too Many Requests', resetTime: new Date(d.resetAtMs).toISOString() },
-        });
-      }
+      if (!d.allowed) throw rateLimitedError(d, rule);
     }
+
+    const browserRequest =
+      request.auth?.session != null ||
+      (cfg.sessionEndpoint === true &&
+        (request.headers.cookie !== undefined || request.headers.origin !== undefined));
+    if (
+      browserRequest &&
+      !SAFE_METHODS.has(request.method) &&
+      !fromTrustedOrigin(request, services.config.sessions.trustedOrigins)
+    )
+      throw new AppError('cross_site_request');
 
     if (!needsAuth) return;
     if (!request.auth) throw new AppError('unauthorized');

@@ -21,14 +21,33 @@ import {
 } from '../domain/api-keys.js';
 import { AppError } from '../domain/errors.js';
 
+/** A signed-in user's web session (src/services/web-sessions.ts). */
+export interface SessionCredential {
+  readonly id: string;
+  readonly userId: string;
+  readonly email: string;
+  readonly name: string;
+  readonly expiresAt: string;
+}
+
 export interface AuthContext {
   readonly organization: Organization;
-  readonly key: ApiKeyRecord;
+  /** The request's API key; null when a web session authenticated it. */
+  readonly key: ApiKeyRecord | null;
+  /** The request's web session (cookie); null when an API key authenticated it. */
+  readonly session: SessionCredential | null;
+  /** The key's role, or the signed-in user's role in the organization (spec rule 5 for both). */
+  readonly role: Role;
   /**
    * A generation read in the same query as the key (GET /v2/generate/{id}): null when the
    * organization has no live generation of that id. Absent when none was asked for.
    */
   readonly preloaded?: { readonly generationId: string; readonly generation: GenerationRecord | null };
+}
+
+/** Who acts, for the role rules of domain/api-keys.ts. */
+export function actorOf(auth: AuthContext): KeyActor {
+  return { keyId: auth.key?.id ?? null, userId: auth.session?.userId ?? null, role: auth.role };
 }
 
 export interface CreatedKey {
@@ -44,6 +63,7 @@ export function apiKeyView(k: ApiKeyRecord) {
     prefix: k.prefix,
     role: k.role,
     createdByKeyId: k.createdByKeyId,
+    createdByUserId: k.createdByUserId,
     createdAt: k.createdAt,
     lastUsedAt: k.lastUsedAt,
     expiresAt: k.expiresAt,
@@ -106,6 +126,7 @@ export class ApiKeyService {
       keyHash: hashApiKey(key),
       role: role as Role,
       createdByKeyId: opts.actor?.keyId ?? null,
+      createdByUserId: opts.actor?.userId ?? null,
       createdAt: new Date().toISOString(),
       lastUsedAt: null,
       expiresAt: opts.expiresAt ? new Date(opts.expiresAt).toISOString() : null,
@@ -180,7 +201,8 @@ export class ApiKeyService {
       this.touched.set(record.id, now);
       await this.store.apiKeys.touch(record.id, new Date(now).toISOString());
     }
-    if (generationId === undefined || found.generation === undefined) return { organization, key: record };
-    return { organization, key: record, preloaded: { generationId, generation: found.generation } };
+    const auth = { organization, key: record, session: null, role: record.role };
+    if (generationId === undefined || found.generation === undefined) return auth;
+    return { ...auth, preloaded: { generationId, generation: found.generation } };
   }
 }

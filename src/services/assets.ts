@@ -433,11 +433,12 @@ export class AssetService {
 
   /**
    * GET /v2/assets/uploaded: the newest asset with this content (and type) that this API key stored,
-   * or null. The spec scopes the lookup to the key that registered the asset, not the organization.
+   * or null. The spec scopes the lookup to the key that registered the asset, not the organization;
+   * for web sessions (no key) to the assets stored without a key.
    */
   findUploaded(
     organizationId: string,
-    keyId: string,
+    keyId: string | null,
     contentSha256: string,
     type?: AssetType,
   ): Promise<AssetRecord | null> {

@@ -122,7 +122,7 @@ export class BatchService {
     const batch: BatchRecord = {
       id: randomUUID(),
       organizationId: org.id,
-      apiKeyId: auth.key.id,
+      apiKeyId: auth.key?.id ?? null,
       status: 'PENDING',
       total: records.length,
       succeeded: 0,

@@ -22,7 +22,7 @@ export class DialogueEditService {
 
   async create(auth: AuthContext, body: Record<string, unknown>): Promise<DialogueEditRecord> {
     const org = auth.organization;
-    const req = normaliseDialogueEditRequest(body, org);
+    const req = normaliseDialogueEditRequest(body, org, auth.session !== null);
     const { store } = this.deps;
     if (req.projectId && !(isUuid(req.projectId) && (await store.projects.find(org.id, req.projectId))))
       throw new AppError('project_not_found', { status: 422, field: 'projectId' });
@@ -31,6 +31,11 @@ export class DialogueEditService {
       throw new AppError('dialogue_edit_source_not_accessible', { field: 'sourceVideoUrl' });
     const source = found.asset;
     const sourceMs = Math.round((source.durationSeconds ?? 0) * 1000);
+    if (req.startMs >= sourceMs)
+      throw new AppError('invalid_request', {
+        field: 'startMs',
+        message: `startMs must be before the end of the source (${sourceMs} ms)`,
+      });
     try {
       validateEdits(req.words, req.edits, { sourceDurationMs: sourceMs });
     } catch (err) {
@@ -53,13 +58,13 @@ export class DialogueEditService {
     const d: DialogueEditRecord = {
       id: randomUUID(),
       organizationId: org.id,
-      apiKeyId: auth.key.id,
+      apiKeyId: auth.key?.id ?? null,
       projectId: req.projectId,
       status: 'PENDING',
       sourceKey: source.storageKey,
       sourceAssetId: source.id,
-      startMs: 0,
-      endMs: null,
+      startMs: req.startMs,
+      endMs: req.endMs,
       sourceTranscript: req.transcript,
       edits: req.edits,
       voiceId: req.voiceId,

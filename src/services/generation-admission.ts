@@ -156,7 +156,7 @@ export class GenerationAdmission {
     claim: IdempotencyClaim | null,
   ): Promise<GenerationRecord> {
     const org = auth.organization;
-    const who: Submitter = { organization: org, keyId: auth.key.id };
+    const who: Submitter = { organization: org, keyId: auth.key?.id ?? null };
     await this.deps.admission.assertOpen();
     // Cheap refusals first: nothing is fetched or stored for a request refused here.
     await precheckLimit(this.store, this.activeGenerations(org));

@@ -29,6 +29,7 @@ import type { TtsService } from './tts.js';
 import type { VoiceService } from './voices.js';
 import type { IdempotencyService } from './idempotency.js';
 import type { Drain } from './drain.js';
+import type { WebSessionService } from './web-sessions.js';
 
 export interface Services {
   readonly config: Config;
@@ -37,6 +38,8 @@ export interface Services {
   readonly store: Store;
   readonly organizations: OrganizationService;
   readonly apiKeys: ApiKeyService;
+  /** Web sessions (/api/auth/*) and the session cookies of /v2 calls. */
+  readonly webSessions: WebSessionService;
   readonly projects: ProjectService;
   readonly admission: AdmissionService;
   /** Signs and checks the local store's file URLs (GET /v2/files/...). */

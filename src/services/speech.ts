@@ -200,13 +200,13 @@ export class SpeechService {
    * admins only. A key is tried before it is stored (a rejected key is 422 provider_api_key_invalid).
    */
   async setOwnKey(
-    auth: { organization: Organization; key: { role: string } },
+    auth: { organization: Organization; role: string },
     provider: ProviderName,
     apiKey: string | null,
   ): Promise<{ provider: ProviderName; connected: boolean }> {
-    if (auth.key.role !== 'owner' && auth.key.role !== 'admin')
+    if (auth.role !== 'owner' && auth.role !== 'admin')
       throw new AppError('forbidden', {
-        message: 'Only owner and admin keys can connect provider accounts.',
+        message: 'Only owners and admins can connect provider accounts.',
       });
     return this.connect(auth.organization, provider, apiKey);
   }

@@ -47,7 +47,7 @@ export class TranscriptionService {
     const t: TranscriptionRecord = {
       id: randomUUID(),
       organizationId: org.id,
-      apiKeyId: auth.key.id,
+      apiKeyId: auth.key?.id ?? null,
       projectId: req.projectId,
       status: 'PENDING',
       sourceKind: req.source.kind,

@@ -45,7 +45,9 @@ export class TtsService {
     signal?: AbortSignal,
   ): Promise<TtsSpeech> {
     const req = normaliseTtsRequest(body);
-    const r = await this.deps.speech.synthesizeToAsset(auth.organization, auth.key.id, req, { signal });
+    const r = await this.deps.speech.synthesizeToAsset(auth.organization, auth.key?.id ?? null, req, {
+      signal,
+    });
     const url = await this.deps.assets.url(r.asset);
     return { id: r.asset.id, url, duration: round3(r.durationSeconds), assetId: r.asset.id };
   }
@@ -74,7 +76,7 @@ export class TtsService {
         const job: TtsJobRecord = {
           id: randomUUID(),
           organizationId: org.id,
-          apiKeyId: auth.key.id,
+          apiKeyId: auth.key?.id ?? null,
           status: 'PENDING',
           request: req,
           assetId: null,

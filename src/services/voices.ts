@@ -154,7 +154,7 @@ export class VoiceService {
         sampleAssetId: sample.id,
         sampleSeconds: m.durationSeconds,
         verifiedAt: this.deps.config.speech.cloneVerification ? null : now,
-        createdByKeyId: auth.key.id,
+        createdByKeyId: auth.key?.id ?? null,
         createdAt: now,
         updatedAt: now,
       };

@@ -61,6 +61,7 @@ const KEY_COLUMNS = [
   'k.key_hash',
   'k.role',
   'k.created_by_key_id',
+  'k.created_by_user_id',
   'k.created_at',
   'k.last_used_at',
   'k.expires_at',
@@ -142,6 +143,7 @@ export interface ApiKeyRecord {
   keyHash: string;
   role: Role;
   createdByKeyId: string | null;
+  createdByUserId: string | null;
   createdAt: string;
   lastUsedAt: string | null;
   expiresAt: string | null;
@@ -157,6 +159,7 @@ function toRecord(r: Selectable<ApiKeyTable>): ApiKeyRecord {
     keyHash: r.key_hash,
     role: r.role as Role,
     createdByKeyId: r.created_by_key_id,
+    createdByUserId: r.created_by_user_id,
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at,
     expiresAt: r.expires_at,
@@ -265,6 +268,7 @@ export class ApiKeyRepository {
         key_hash: k.keyHash,
         role: k.role,
         created_by_key_id: k.createdByKeyId,
+        created_by_user_id: k.createdByUserId,
         created_at: k.createdAt,
         last_used_at: k.lastUsedAt,
         expires_at: k.expiresAt,

@@ -185,7 +185,7 @@ export class AssetRepository {
   /** The newest asset of `type` with this content digest that this API key stored, or null. */
   async findBySha256(
     organizationId: string,
-    keyId: string,
+    keyId: string | null,
     sha256: string,
     type?: AssetType,
   ): Promise<AssetRecord | null> {
@@ -194,7 +194,7 @@ export class AssetRepository {
       .selectAll()
       .where('organization_id', '=', organizationId)
       .where('content_sha256', '=', sha256)
-      .where('created_by_key_id', '=', keyId);
+      .where('created_by_key_id', keyId === null ? 'is' : '=', keyId);
     if (type !== undefined) q = q.where('type', '=', type);
     const r = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
     return r ? toAsset(r) : null;

@@ -15,6 +15,7 @@ import { TranscriptionRepository } from './transcriptions.js';
 import { DialogueEditRepository } from './dialogue-edits.js';
 import { BatchRepository } from './batches.js';
 import { JobMirrorRepository } from './job-mirror.js';
+import { MemberRepository } from './members.js';
 
 export interface Store {
   readonly db: Db;
@@ -35,6 +36,8 @@ export interface Store {
   readonly batches: BatchRepository;
   /** Job state copied onto resource rows (written by the job system only). */
   readonly jobMirror: JobMirrorRepository;
+  /** Users' memberships and first-start links (web sessions). */
+  readonly members: MemberRepository;
 }
 
 export function createStore(db: Db): Store {
@@ -57,5 +60,6 @@ export function createStore(db: Db): Store {
     dialogueEdits: new DialogueEditRepository(k),
     batches: new BatchRepository(k, db.dialect),
     jobMirror: new JobMirrorRepository(k),
+    members: new MemberRepository(k),
   };
 }

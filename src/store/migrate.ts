@@ -16,6 +16,7 @@ import * as m0012 from './migrations/0012_webhook_subjects.js';
 import * as m0013 from './migrations/0013_asset_upload_used.js';
 import * as m0014 from './migrations/0014_job_turns.js';
 import * as m0015 from './migrations/0015_generation_dub.js';
+import * as m0017 from './migrations/0017_web_sessions.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -33,6 +34,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0013_asset_upload_used': m0013,
   '0014_job_turns': m0014,
   '0015_generation_dub': m0015,
+  '0017_web_sessions': m0017,
 };
 
 class StaticProvider implements MigrationProvider {

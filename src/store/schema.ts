@@ -26,6 +26,8 @@ export interface ApiKeyTable {
   key_hash: string;
   role: string;
   created_by_key_id: string | null;
+  /** The signed-in user who created the key (0017); null for keys created with a key or the CLI. */
+  created_by_user_id: string | null;
   created_at: string;
   last_used_at: string | null;
   expires_at: string | null;
@@ -108,6 +110,29 @@ export interface Database {
   dialogue_edits: DialogueEditTable;
   batches: BatchTable;
   batch_items: BatchItemTable;
+  organization_members: OrganizationMemberTable;
+  account_links: AccountLinkTable;
+}
+
+/** Users' memberships (0017): the user ids are better-auth's (auth_users). */
+export interface OrganizationMemberTable {
+  organization_id: string;
+  user_id: string;
+  role: string;
+  created_at: string;
+}
+
+/**
+ * Account links (0017; the first-start link is one): make an account with this role in the
+ * organization. Only the SHA-256 of the token is kept; used once, before expires_at.
+ */
+export interface AccountLinkTable {
+  token_hash: string;
+  organization_id: string;
+  role: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
 }
 
 /** Batches (0008): counters are written in each child's terminal transaction. */

@@ -53,6 +53,56 @@ describe(`server and CLI (${process.env.TEST_DATABASE ?? 'sqlite'})`, { timeout:
     assert.ok(login?.includes(`--server ${server.url} --key ${ownerKey}`), login);
   });
 
+  test('the printed account link opens a page, makes the owner account once, and signs in', async () => {
+    const line = server
+      .stdout()
+      .split('\n')
+      .find((l) => l.includes(`${server.url}/setup#`));
+    assert.ok(line, `no account link in:\n${server.stdout()}`);
+    const link = new URL(line.trim());
+    const page = await fetch(link);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /Create your account/);
+    const body = { token: link.hash.slice(1), email: 'owner@example.com', password: 'owner password 1' };
+    const post = (path: string, b: unknown) =>
+      fetch(`${server.url}${path}`, {
+        method: 'POST',
+        // As a browser page of the server sends it (fetch also sends Sec-Fetch-Mode).
+        headers: { 'content-type': 'application/json', origin: server.url },
+        body: JSON.stringify(b),
+      });
+    assert.equal((await post('/api/auth/account-link', body)).status, 201);
+    const again = await post('/api/auth/account-link', { ...body, email: 'other@example.com' });
+    assert.equal(again.status, 410);
+    assert.equal(((await again.json()) as { errorCode: string }).errorCode, 'account_link_invalid');
+    const signedIn = await post('/api/auth/sign-in/email', { email: body.email, password: body.password });
+    assert.equal(signedIn.status, 200);
+    const cookie = signedIn.headers.getSetCookie()[0]!.split(';')[0]!;
+    const list = await fetch(`${server.url}/v2/projects`, { headers: { cookie } });
+    assert.equal(list.status, 200);
+
+    // The operator makes a link for a member of the same organization.
+    const session = (await (
+      await fetch(`${server.url}/api/auth/session`, { headers: { cookie } })
+    ).json()) as {
+      organization: { id: string };
+    };
+    const made = await cli('org', 'account-link', session.organization.id, '--role', 'member');
+    assert.equal(made.role, 'member');
+    const memberLink = new URL(made.link);
+    const joined = await post('/api/auth/account-link', {
+      token: memberLink.hash.slice(1),
+      email: 'member@example.com',
+      password: 'member password 1',
+    });
+    assert.equal(joined.status, 201);
+    assert.deepEqual(await joined.json(), {
+      organizationId: session.organization.id,
+      email: 'member@example.com',
+      role: 'member',
+    });
+  });
+
   test('the printed key works over HTTP', async () => {
     const list = await api('/v2/projects', ownerKey);
     assert.equal(list.status, 200);

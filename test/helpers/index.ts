@@ -6,3 +6,4 @@ export * from './process.js';
 export * from './rate-limits.js';
 export * from './redis.js';
 export * from './generations.js';
+export * from './smtp.js';

@@ -71,6 +71,9 @@ describe(`first start (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     assert.match(text, /curl -H "x-api-key: .+" http:\/\/localhost:8080\/v2\/projects/);
     assert.match(text, /LIPSYNC_ALLOW_PRIVATE_URLS=true/);
     assert.match(text, /webhook/i);
+    // Beside the key: the single-use link that makes the owner's account (web sessions).
+    assert.equal(text.split(first!.ownerLink).length - 1, 1);
+    assert.match(first!.ownerLink, /^http:\/\/localhost:\d+\/setup#[A-Za-z0-9_-]{43}$/);
     const allowed = firstStartBanner(first!, { publicUrl: 'http://x', allowPrivateUrls: true }).join('\n');
     assert.doesNotMatch(allowed, /=true to allow/);
   });

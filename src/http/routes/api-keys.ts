@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../services/index.js';
-import { apiKeyView } from '../../services/api-keys.js';
+import { actorOf, apiKeyView } from '../../services/api-keys.js';
 import { requireAuth } from '../gatekeeper.js';
 import { IdParams, Nullable, errorResponses } from '../schemas/common.js';
 
@@ -15,6 +15,8 @@ const ApiKeySchema = Type.Object(
     prefix: Type.String(),
     role: Type.String(),
     createdByKeyId: Nullable(Type.String()),
+    /** The signed-in user who created the key (web sessions); null otherwise. */
+    createdByUserId: Nullable(Type.String()),
     createdAt: Type.String(),
     lastUsedAt: Nullable(Type.String()),
     expiresAt: Nullable(Type.String()),
@@ -27,7 +29,6 @@ const CreatedKeySchema = Type.Intersect([ApiKeySchema, Type.Object({ key: Type.S
 
 export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = ['api-keys'];
-  const actorOf = (a: ReturnType<typeof requireAuth>) => ({ keyId: a.key.id, role: a.key.role });
 
   app.get(
     '/v2/api-keys',

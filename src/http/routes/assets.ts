@@ -93,7 +93,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
         const file = form.files[0]!;
         const asset = await services.assets.upload({
           organization,
-          keyId: key.id,
+          keyId: key?.id ?? null,
           path: file.path,
           size: file.size,
           fileName: file.fileName,
@@ -119,7 +119,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       }
       const target = await services.assets.presignUpload({
         organization,
-        keyId: key.id,
+        keyId: key?.id ?? null,
         fileName: body.fileName,
         contentType: body.contentType,
         size: body.size,
@@ -143,7 +143,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       const { organization, key } = requireAuth(req);
       const asset = await services.assets.register({
         organization,
-        keyId: key.id,
+        keyId: key?.id ?? null,
         url: req.body.url,
         type: req.body.type,
         name: req.body.name,
@@ -170,7 +170,7 @@ export const assetRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = as
       const { organization, key } = requireAuth(req);
       const a = await services.assets.findUploaded(
         organization.id,
-        key.id,
+        key?.id ?? null,
         req.query.contentSha256,
         req.query.type,
       );

@@ -28,8 +28,18 @@ describe('rate rules', () => {
   });
 
   test('tabled endpoints are counted apart from each other and from everything else', () => {
-    const buckets = Object.values(TABLED_RATE_RULES).map((r) => r.bucket);
+    // One counter per row of the spec's table: the sign-in row names several paths.
+    const rules = new Set(Object.values(TABLED_RATE_RULES));
+    const buckets = [...rules].map((r) => r.bucket);
     assert.equal(new Set(buckets).size, buckets.length);
+    for (const path of ['/api/auth/sign-up/*', '/api/auth/otp/*', '/api/auth/email-otp/*'])
+      assert.equal(ruleFor('POST', path, 5), ruleFor('POST', '/api/auth/sign-in/*', 5));
+    assert.deepEqual(ruleFor('POST', '/api/auth/sign-in/*', 5), {
+      bucket: 'auth_sign_in',
+      max: 10,
+      windowMs: MINUTE,
+    });
+    assert.equal(ruleFor('GET', '/api/auth/session', 5).max, 60);
     assert.ok(!buckets.includes('default'));
     assert.notEqual(ruleFor('POST', '/v2/tts', 5).bucket, ruleFor('POST', '/v2/tts/jobs', 5).bucket);
   });

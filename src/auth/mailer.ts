@@ -1,0 +1,75 @@
+// Where one-time sign-in codes go: an SMTP server when LIPSYNC_SMTP_URL is set (nodemailer), else
+// the operator's console (the server log), so that a fresh install can sign in without mail set up.
+import nodemailer, { type Transporter } from 'nodemailer';
+import type { Logger } from 'pino';
+import type { SessionsConfig } from '../config.js';
+
+export interface CodeMail {
+  readonly to: string;
+  readonly code: string;
+  /** better-auth's purpose of the code: sign-in, email-verification or forget-password. */
+  readonly purpose: string;
+  readonly expiresInMinutes: number;
+}
+
+export interface Mailer {
+  sendCode(mail: CodeMail): Promise<void>;
+  close(): Promise<void>;
+}
+
+const PURPOSES: Record<string, string> = {
+  'sign-in': 'sign in',
+  'email-verification': 'confirm your email address',
+  'forget-password': 'reset your password',
+};
+
+function text(mail: CodeMail): string {
+  const what = PURPOSES[mail.purpose] ?? 'sign in';
+  return [
+    `Your code to ${what}: ${mail.code}`,
+    '',
+    `It works once, for ${mail.expiresInMinutes} minutes. If you did not ask for it, ignore this email.`,
+  ].join('\n');
+}
+
+export class SmtpMailer implements Mailer {
+  private readonly transport: Transporter;
+
+  constructor(
+    url: string,
+    private readonly from: string,
+  ) {
+    this.transport = nodemailer.createTransport(url);
+  }
+
+  async sendCode(mail: CodeMail): Promise<void> {
+    await this.transport.sendMail({
+      from: this.from,
+      to: mail.to,
+      subject: `Your code: ${mail.code}`,
+      text: text(mail),
+    });
+  }
+
+  async close(): Promise<void> {
+    this.transport.close();
+  }
+}
+
+/** Without SMTP: one warning-level line per code, so that the operator sees it at the default level. */
+export class ConsoleMailer implements Mailer {
+  constructor(private readonly logger: Logger) {}
+
+  async sendCode(mail: CodeMail): Promise<void> {
+    this.logger.warn(
+      { to: mail.to, purpose: mail.purpose },
+      `one-time code for ${mail.to} (${mail.purpose}): ${mail.code} (no SMTP server configured: LIPSYNC_SMTP_URL)`,
+    );
+  }
+
+  async close(): Promise<void> {}
+}
+
+export function createMailer(config: SessionsConfig, logger: Logger): Mailer {
+  return config.smtpUrl ? new SmtpMailer(config.smtpUrl, config.smtpFrom) : new ConsoleMailer(logger);
+}

@@ -1,0 +1,95 @@
+// Users' memberships of organizations (web sessions) and the single-use account links (the first-start
+// link that makes the first organization's owner is one). The users themselves are better-auth's (auth_users).
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
+import type { Role } from '../domain/api-keys.js';
+import { toOrganization, type Organization } from './organizations.js';
+
+export interface Membership {
+  readonly organization: Organization;
+  readonly userId: string;
+  readonly role: Role;
+}
+
+export class MemberRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async add(m: { organizationId: string; userId: string; role: Role; createdAt: string }): Promise<void> {
+    await this.db
+      .insertInto('organization_members')
+      .values({ organization_id: m.organizationId, user_id: m.userId, role: m.role, created_at: m.createdAt })
+      .execute();
+  }
+
+  /** The user's first membership (the oldest): the organization a session acts for. */
+  async firstOf(userId: string): Promise<Membership | null> {
+    const r = await this.db
+      .selectFrom('organization_members as m')
+      .innerJoin('organizations as o', 'o.id', 'm.organization_id')
+      .selectAll('o')
+      .select(['m.role as member_role', 'm.user_id as member_user_id'])
+      .where('m.user_id', '=', userId)
+      .orderBy('m.created_at')
+      .orderBy('m.organization_id')
+      .limit(1)
+      .executeTakeFirst();
+    if (!r) return null;
+    return { organization: toOrganization(r), userId: r.member_user_id, role: r.member_role as Role };
+  }
+
+  async countOf(organizationId: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('organization_members')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('organization_id', '=', organizationId)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  async insertAccountLink(l: {
+    tokenHash: string;
+    organizationId: string;
+    role: Role;
+    createdAt: string;
+    expiresAt: string;
+  }): Promise<void> {
+    await this.db
+      .insertInto('account_links')
+      .values({
+        token_hash: l.tokenHash,
+        organization_id: l.organizationId,
+        role: l.role,
+        created_at: l.createdAt,
+        expires_at: l.expiresAt,
+        used_at: null,
+      })
+      .execute();
+  }
+
+  /** The link's organization and role while it is unused and unexpired, else null. */
+  async findAccountLink(
+    tokenHash: string,
+    now: string,
+  ): Promise<{ organizationId: string; role: Role } | null> {
+    const r = await this.db
+      .selectFrom('account_links')
+      .select(['organization_id', 'role'])
+      .where('token_hash', '=', tokenHash)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return r ? { organizationId: r.organization_id, role: r.role as Role } : null;
+  }
+
+  /** Marks the link used; false when another request used it first (or it expired meanwhile). */
+  async useAccountLink(tokenHash: string, now: string): Promise<boolean> {
+    const r = await this.db
+      .updateTable('account_links')
+      .set({ used_at: now })
+      .where('token_hash', '=', tokenHash)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
+  }
+}

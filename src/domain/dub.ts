@@ -285,7 +285,11 @@ export function renderSubtitles(d: DubRecord, format: SubtitleFormat, lang: Subt
   const blocks = cues.map((c, i) => {
     const end = i + 1 < cues.length ? Math.min(c.end, cues[i + 1].start) : c.end;
     const time = `${stamp(c.start, sep)} --> ${stamp(Math.max(end, c.start + 1), sep)}`;
-    const body = wrapCaption(c.text).join('\n');
+    // WebVTT reads `<` as a tag and `&` as a character reference: a translation's own are escaped.
+    const lines = wrapCaption(c.text).map((l) =>
+      format === 'vtt' ? l.replace(/&/g, '&amp;').replace(/</g, '&lt;') : l,
+    );
+    const body = lines.join('\n');
     return format === 'srt' ? `${i + 1}\n${time}\n${body}\n` : `${time}\n${body}\n`;
   });
   return (format === 'vtt' ? 'WEBVTT\n\n' : '') + blocks.join('\n');

@@ -372,6 +372,25 @@ describe('renderSubtitles', () => {
     );
   });
 
+  it('WebVTT escapes & and < in the text (a tag or reference there would hide words); SubRip keeps them', () => {
+    const amp = dubOf([
+      seg({
+        id: 'a',
+        dubStartMs: 0,
+        dubEndMs: 900,
+        translatedText: 'Tom & Jerry: 3 <4, &amp; no <b>tags</b>',
+      }),
+    ]);
+    assert.equal(
+      renderSubtitles(amp, 'vtt', 'target'),
+      'WEBVTT\n\n00:00:00.000 --> 00:00:00.900\nTom &amp; Jerry: 3 &lt;4, &amp;amp; no &lt;b>tags&lt;/b>\n',
+    );
+    assert.equal(
+      renderSubtitles(amp, 'srt', 'target'),
+      '1\n00:00:00,000 --> 00:00:00,900\nTom & Jerry: 3 <4, &amp; no <b>tags</b>\n',
+    );
+  });
+
   it('cues that start together keep at least 1 ms; an empty dub is just the header', () => {
     const same = dubOf([
       seg({ id: 'a', dubStartMs: 1000, dubEndMs: 2000, translatedText: 'Uno.' }),

@@ -22,7 +22,7 @@ import {
 } from '../domain/dub.js';
 import { runFfmpeg } from '../media/ffmpeg.js';
 import { mixDub } from '../media/dub-mix.js';
-import { alignTranscript } from '../speech/align.js';
+import { AlignmentMismatchError, alignTranscript } from '../speech/align.js';
 import { readWavInfo } from '../speech/local-wav.js';
 import { refineWordTimes } from '../speech/recognition/refine.js';
 import { applySpeakers, buildTranscript, estimateSpeakers } from '../speech/recognition/transcript.js';
@@ -331,10 +331,7 @@ async function sourceWords(
   dir: string,
   signal: AbortSignal,
 ): Promise<RecognizedWord[]> {
-  if (request.transcript) {
-    const t = await alignTranscript(wav, request.transcript, { workDir: dir, signal });
-    return asWritten(request.transcript, t.words);
-  }
+  if (request.transcript) return givenWords(wav, request.transcript, dir, signal);
   const recognized = await tools.recognizer.transcribe(wav, {
     workDir: dir,
     signal,
@@ -348,6 +345,30 @@ async function sourceWords(
     endMs: w.endMs,
     ...(w.confidence !== undefined ? { confidence: w.confidence } : {}),
   }));
+}
+
+/**
+ * The client's transcript timed on the source speech. Words that do not fit the speech are the
+ * client's to correct (422 naming dubParams.transcript, no retry), not an internal failure.
+ */
+export async function givenWords(
+  wav: string,
+  transcript: string,
+  dir: string,
+  signal: AbortSignal,
+): Promise<RecognizedWord[]> {
+  try {
+    const t = await alignTranscript(wav, transcript, { workDir: dir, signal });
+    return asWritten(transcript, t.words);
+  } catch (err) {
+    if (!(err instanceof AlignmentMismatchError)) throw err;
+    throw new AppError('invalid_request', {
+      status: 422,
+      field: 'dubParams.transcript',
+      message: 'dubParams.transcript does not match the speech in the video: give the words as spoken.',
+      cause: err,
+    });
+  }
 }
 
 /**

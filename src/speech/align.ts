@@ -14,6 +14,14 @@ import { transcriptWords, type TranscriptWord } from './text.js';
 import { SPHINX_MODEL_ROOT, SpeechToolError, runTool } from './tools.js';
 import type { AlignTranscript, SpeechTimeline, TimedPhoneme, TimedWord } from './types.js';
 
+/**
+ * The text does not fit the audio (the decoder found no path through every word): the text's fault,
+ * not the tools', so a caller that was given the text can say so instead of retrying.
+ */
+export class AlignmentMismatchError extends Error {
+  override readonly name = 'AlignmentMismatchError';
+}
+
 /** pocketsphinx's frame step. */
 const FRAME_MS = 10;
 
@@ -91,7 +99,7 @@ export function timelineFromSegments(
       return;
     }
     if (t.word !== expectWord || t.phone !== expectPhone || (t.phone > 0 && t.variant !== variant)) {
-      throw new Error(`alignment: decoded phones out of order at word ${t.word}`);
+      throw new AlignmentMismatchError(`alignment: decoded phones out of order at word ${t.word}`);
     }
     variant = t.variant;
     const phones = prons.get(words[t.word].key)![variant];
@@ -106,7 +114,7 @@ export function timelineFromSegments(
     }
   });
   if (expectWord !== words.length) {
-    throw new Error(`alignment: only ${expectWord} of ${words.length} words were aligned`);
+    throw new AlignmentMismatchError(`alignment: only ${expectWord} of ${words.length} words were aligned`);
   }
   return { words: timed as TimedWord[], phonemes: tidyPhonemes(phonemes) };
 }
@@ -175,7 +183,10 @@ export const alignTranscript: AlignTranscript = async (wavPath, text, opts) => {
     throw err;
   }
   const hyp = (await readFile(join(dir, 'out.seg'), 'utf8').catch(() => '')).trim();
-  if (hyp === '') throw new Error(`alignment: the audio does not match the text (${await logErrors(dir)})`);
+  if (hyp === '')
+    throw new AlignmentMismatchError(
+      `alignment: the audio does not match the text (${await logErrors(dir)})`,
+    );
   const { segments, endFrame } = parseHypseg(hyp.split('\n')[0]);
   return timelineFromSegments(segments, endFrame, words, prons);
 };

@@ -103,6 +103,17 @@ export function normaliseDubParams(raw: unknown): DubRequest {
 }
 
 /**
+ * The source language a dub reports (its transcript, the source subtitles' file name): the one asked
+ * for, else the one the recognizer heard (a recognition server detects it; only a code counts, not a
+ * provider's own name for it), else English (what the local recognizer hears).
+ */
+export function dubSourceLang(asked: string | null, detected: string | null): string {
+  if (asked) return asked;
+  const heard = detected?.trim().toLowerCase() ?? '';
+  return LANG.test(heard) ? heard : 'en';
+}
+
+/**
  * Whether a voice speaks a language, by its labels (`languages`: a comma-separated list, else
  * `language`): the code itself, or a regional form of it (`pt-BR` speaks `pt`).
  */

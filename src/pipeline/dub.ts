@@ -11,6 +11,7 @@ import { AppError } from '../domain/errors.js';
 import type { CheckedPair } from '../domain/dubbing-languages.js';
 import { fitSegments, type DubSegmentPlan } from '../domain/dub-timing.js';
 import {
+  dubSourceLang,
   sentencesOf,
   voiceSpeaks,
   type DubRecord,
@@ -135,7 +136,9 @@ export async function dubSpeech(input: DubInput, tools: DubTools): Promise<DubOu
   );
   input.onProgress(0.03);
 
-  const words = await timed(times, 'recognition', () => sourceWords(wav, request, tools, dir, signal));
+  const { words, language: heard } = await timed(times, 'recognition', () =>
+    sourceWords(wav, request, tools, dir, signal),
+  );
   if (words.length === 0) throw new AppError('dubbing_no_speech');
   input.onProgress(0.3);
 
@@ -266,7 +269,7 @@ export async function dubSpeech(input: DubInput, tools: DubTools): Promise<DubOu
       ? [`${unmatched.size} sentence(s) kept the plain voice: its pitch could not be moved to the speaker's`]
       : [],
     record: {
-      sourceLang: from,
+      sourceLang: dubSourceLang(pair.from, heard),
       targetLang: pair.to,
       provider: pair.provider,
       route: pair.route ? { via: pair.route.via ?? null, quality: pair.route.quality } : null,
@@ -330,21 +333,26 @@ async function sourceWords(
   tools: DubTools,
   dir: string,
   signal: AbortSignal,
-): Promise<RecognizedWord[]> {
-  if (request.transcript) return givenWords(wav, request.transcript, dir, signal);
+): Promise<{ words: RecognizedWord[]; language: string | null }> {
+  if (request.transcript)
+    return { words: await givenWords(wav, request.transcript, dir, signal), language: null };
   const recognized = await tools.recognizer.transcribe(wav, {
     workDir: dir,
     signal,
     ...(request.sourceLang ? { language: request.sourceLang } : {}),
   });
-  if (recognized.words.length === 0) return [];
+  if (recognized.words.length === 0) return { words: [], language: recognized.language };
   const refined = await refineWordTimes(wav, recognized.words, { workDir: dir, signal });
-  return refined.map((w) => ({
-    text: w.text,
-    startMs: w.startMs,
-    endMs: w.endMs,
-    ...(w.confidence !== undefined ? { confidence: w.confidence } : {}),
-  }));
+  return {
+    words: refined.map((w) => ({
+      text: w.text,
+      startMs: w.startMs,
+      endMs: w.endMs,
+      ...(w.confidence !== undefined ? { confidence: w.confidence } : {}),
+    })),
+    // What was heard, where the request left it to the recognizer (sourceLang auto).
+    language: recognized.language,
+  };
 }
 
 /**

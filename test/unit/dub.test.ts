@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { AppError } from '../../src/domain/errors.js';
 import {
+  dubSourceLang,
   MAX_DUB_TRANSCRIPT_CHARS,
   dubSummary,
   normaliseDubParams,
@@ -437,6 +438,16 @@ describe('renderSubtitles', () => {
         for (const line of text.split('\n')) if (!line.includes('-->')) assert.ok(line.length <= 42, line);
       }),
     );
+  });
+});
+
+describe('dubSourceLang', () => {
+  it('the language asked for, else the one the recognizer heard (a code only), else English', () => {
+    assert.equal(dubSourceLang('es', 'en'), 'es');
+    assert.equal(dubSourceLang(null, 'es'), 'es');
+    assert.equal(dubSourceLang(null, ' PT-BR '), 'pt-br');
+    assert.equal(dubSourceLang(null, 'spanish'), 'en');
+    assert.equal(dubSourceLang(null, null), 'en');
   });
 });
 

@@ -43,6 +43,28 @@ export function parseSphinxTimes(stdout: string): RecognizedWord[] {
   return words;
 }
 
+/**
+ * Search settings appended to the model flags. Until 2026-12-07 none (pocketsphinx's defaults:
+ * -maxhmmpf 30000 -maxwpf -1 -fwdflat yes). Capping the active HMMs and word exits per frame and
+ * skipping the second (flat-lexicon) pass cost 0.62 of the CPU time on synthetic speech and
+ * 0.45-0.61 on the real fixtures, with no loss of words or of p/b/m found; narrower beams and -ds 2
+ * lost words (bench/results/2026-12-07-recognition.md). Exported so the bench measures these.
+ */
+export const DECODER_FLAGS: readonly string[] = ['-maxhmmpf', '3000', '-maxwpf', '10', '-fwdflat', 'no'];
+
+/** pocketsphinx_continuous arguments for a 16 kHz mono WAV, with the given search settings. */
+export function decoderArgs(x16k: string, flags: readonly string[] = DECODER_FLAGS): string[] {
+  return [
+    ['-infile', x16k],
+    ['-hmm', join(SPHINX_MODEL_ROOT, 'en-us')],
+    ['-lm', join(SPHINX_MODEL_ROOT, 'en-us.lm.bin')],
+    ['-dict', join(SPHINX_MODEL_ROOT, 'cmudict-en-us.dict')],
+    ['-time', 'yes'],
+    ['-logfn', '/dev/null'],
+    flags,
+  ].flat();
+}
+
 export interface LocalRecognitionOptions {
   /** Kill the decoder after this many ms per second of audio, plus a minute (default 3000). */
   timeoutMsPerSecond?: number;
@@ -74,19 +96,12 @@ export class LocalRecognitionProvider implements RecognitionProvider {
       );
     }
     const seconds = (await probeMedia(x16k)).durationSeconds ?? 0;
-    const args = [
-      ['-infile', x16k],
-      ['-hmm', join(SPHINX_MODEL_ROOT, 'en-us')],
-      ['-lm', join(SPHINX_MODEL_ROOT, 'en-us.lm.bin')],
-      ['-dict', join(SPHINX_MODEL_ROOT, 'cmudict-en-us.dict')],
-      ['-time', 'yes'],
-      ['-logfn', '/dev/null'],
-    ].flat();
+    const args = decoderArgs(x16k);
     let stdout: string;
     try {
       stdout = await runTool('pocketsphinx_continuous', args, {
         signal: opts.signal,
-        // Measured RTF 0.25-0.75 on one core; three times real time leaves room on a busy machine.
+        // Measured RTF 0.15-0.5 on one core (0.25-0.75 before DECODER_FLAGS); three times real time leaves room on a busy machine.
         timeoutMs: 60_000 + seconds * (this.opts.timeoutMsPerSecond ?? 3000),
       });
     } catch (err) {

@@ -52,7 +52,8 @@ export function fitSegment(
   if (seg.speechMs <= 0)
     return { startMs: seg.startMs, endMs: seg.startMs, stretch: 1, usedPauseMs: 0, fits: true };
   let stretch = Math.min(limits.maxStretch, Math.max(limits.minStretch, span / seg.speechMs));
-  if (Math.abs(stretch - 1) < NEUTRAL) stretch = 1;
+  // Left alone only where the untouched speech still fits: snapping 0.99 to 1 must not push it over.
+  if (Math.abs(stretch - 1) < NEUTRAL && seg.speechMs <= room) stretch = 1;
   const out = Math.round(seg.speechMs * stretch);
   return {
     startMs: seg.startMs,

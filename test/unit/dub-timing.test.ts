@@ -37,6 +37,10 @@ describe('dub timing fit', () => {
       maxStretch,
     );
     assert.equal(fitSegment({ startMs: 0, endMs: 1010, nextStartMs: 2000, speechMs: 1000 }).stretch, 1);
+    // ...but not where the untouched speech would overrun the room (found by the property below).
+    const tight = fitSegment({ startMs: 0, endMs: 99, nextStartMs: 99, speechMs: 100 });
+    assert.equal(tight.stretch, 0.99);
+    assert.equal(tight.fits, true);
   });
 
   it('holds for any segment: limits, no cut, start kept, fit reported honestly', () => {
@@ -61,6 +65,7 @@ describe('dub timing fit', () => {
           if (speechMs * minStretch <= span + pause - 1) assert.equal(p.fits, true);
         },
       ),
+      { numRuns: 2000 },
     );
   });
 });

@@ -7,6 +7,7 @@ import { basename, extname } from 'node:path';
 import { Option, type Command } from 'commander';
 import { apiError, apiFrom, ClientError, connectionOptions, usageError, type Api } from './http.js';
 import { downloadOutput, followGeneration, input, ProgressBar } from './generate.js';
+import { table } from './table.js';
 
 type Print = (json: boolean, obj: Record<string, unknown>, text: string) => void;
 
@@ -19,18 +20,6 @@ interface ApiOpts {
 const PROVIDERS = ['local', 'openai', 'deepl'];
 
 const providerOption = (what: string) => new Option('--provider <name>', what).choices(PROVIDERS);
-
-function table(rows: string[][]): string {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i]))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
 
 const codes = (langs: { code: string }[]) => langs.map((l) => l.code).join(',') || '-';
 

@@ -4,6 +4,7 @@
 // keys are never printed: they grant access.
 import { randomUUID } from 'node:crypto';
 import { Argument, Command, Option } from 'commander';
+import { table } from './table.js';
 import type { Config } from '../config.js';
 import type { Services } from '../services/index.js';
 import type { ProviderName } from '../speech/types.js';
@@ -116,18 +117,6 @@ async function tts(text: string, opts: TtsOpts): Promise<Record<string, unknown>
 
 function voiceRow(v: Record<string, any>): string[] {
   return [v.id, v.provider, v.type, v.name, v.restriction?.code ?? '-'];
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i]))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
 }
 
 export function registerSpeechCommands(program: Command, org: Command, deps: CliDeps): void {

@@ -27,6 +27,7 @@ import type { Organization } from '../store/organizations.js';
 import type { JobRecord } from '../store/jobs.js';
 
 import { GENERATION_KIND } from '../domain/job-kinds.js';
+import { voiceClaimFailure } from './voice-claim.js';
 
 export interface GenerationPayload {
   readonly generationId: string;
@@ -237,13 +238,7 @@ export function generationHandler(
       };
     } catch (err) {
       // A provider that could not list its voices may be back soon; anything else will not pass.
-      if (err instanceof AppError)
-        throw new JobFailure(
-          { code: err.code, message: err.message },
-          err.code === 'provider_service_unavailable' ? 'transient' : 'permanent',
-          `job ${job.id}`,
-        );
-      throw err;
+      throw voiceClaimFailure(err, job.id);
     }
   }
 

@@ -9,6 +9,7 @@ import type { Store } from '../store/index.js';
 import type { AssetRecord } from '../store/assets.js';
 import { DEFAULT_VISIBILITY } from '../domain/assets.js';
 import { AppError } from '../domain/errors.js';
+import { voiceClaimFailure } from './voice-claim.js';
 import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
 import { ttsJobStatusOf, type TtsRequest } from '../domain/tts.js';
 import { makeTempDir, removeTempDir } from '../media/tempdir.js';
@@ -99,13 +100,7 @@ export function ttsHandler(deps: {
       } catch (err) {
         // The voice was deleted or blocked since the job was accepted: the job cannot succeed. A
         // provider that could not list its voices may be back soon.
-        if (err instanceof AppError)
-          throw new JobFailure(
-            { code: err.code, message: err.message },
-            err.code === 'provider_service_unavailable' ? 'transient' : 'permanent',
-            `job ${job.id}`,
-          );
-        throw err;
+        throw voiceClaimFailure(err, job.id);
       }
     },
 

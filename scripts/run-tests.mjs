@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs one kind of tests with Node's built-in runner:
-//   node scripts/run-tests.mjs <unit|integration|e2e|all> [--label NAME] [filter...]
+//   node scripts/run-tests.mjs <unit|integration|e2e|browser|all> [--label NAME] [filter...]
 // Finds test/<kind>/**/*.test.ts (optionally only paths containing one of the filters) and runs them
 // one file at a time with `node --import tsx --test`. Prints the spec report, then one line
 // `<label>: N passed, N failed, N skipped`, and exits non-zero on any failure. With
@@ -8,7 +8,7 @@
 // TEST_DATABASE=postgres first checks that PostgreSQL answers and fails with a clear message if not.
 // The default label names the database, and for e2e the storage too (TEST_STORAGE, local by default):
 // `e2e (postgres, s3)`.
-// End-to-end tests, and the integration tests that run the CLI, run bin/lipsync.js, which runs dist/:
+// End-to-end and browser tests, and the integration tests that run the CLI, run bin/lipsync.js, which runs dist/:
 // when dist/ is missing or older than any file under src/ (or a build setting), it is rebuilt first,
 // so they always run this checkout's code.
 import { spawn, spawnSync } from 'node:child_process';
@@ -18,11 +18,13 @@ import { fileURLToPath } from 'node:url';
 import { distState } from '../test/helpers/dist-state.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const KINDS = ['unit', 'integration', 'e2e'];
+const KINDS = ['unit', 'integration', 'e2e', 'browser'];
 
 function usage(message) {
   if (message) console.error(`run-tests: ${message}`);
-  console.error('usage: node scripts/run-tests.mjs <unit|integration|e2e|all> [--label NAME] [filter...]');
+  console.error(
+    'usage: node scripts/run-tests.mjs <unit|integration|e2e|browser|all> [--label NAME] [filter...]',
+  );
   process.exit(2);
 }
 
@@ -38,7 +40,7 @@ while (args.length > 0) {
 }
 const database = (process.env.TEST_DATABASE || 'sqlite').toLowerCase();
 const storage = (process.env.TEST_STORAGE || 'local').toLowerCase();
-if (kind === 'e2e' && label === kind) label = `${kind} (${database}, ${storage})`;
+if ((kind === 'e2e' || kind === 'browser') && label === kind) label = `${kind} (${database}, ${storage})`;
 else if (kind !== 'unit' && label === kind) label = `${kind} (${database})`;
 
 function findTests(dir) {
@@ -114,11 +116,7 @@ if (files.some((f) => !relative(root, f).startsWith(join('test', 'unit')))) {
   const state = distState(root);
   if (!state.fresh) {
     console.log(`run-tests: building dist/ first: ${state.reason}`);
-    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-    const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {
-      cwd: root,
-      stdio: 'inherit',
-    });
+    const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
     const after = distState(root);
     if (build.status !== 0 || !after.fresh) {
       console.error(

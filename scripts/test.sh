@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole suite, as `npm test` runs it: format check, lint, typecheck, build, unit tests,
+# The whole suite, as `npm test` runs it: format check, lint, typecheck, build, unit and browser tests,
 # integration tests on SQLite and PostgreSQL, end-to-end tests on SQLite with local storage and on
 # PostgreSQL with S3 storage (TEST_STORAGE=s3: each deployment gets its own s3rver and bucket), so the
 # end-to-end suite runs once on each store without a third pass.
@@ -52,7 +52,7 @@ tests() {
 
 check format "$bin/prettier" --check .
 check lint "$bin/eslint" .
-check typecheck "$bin/tsc" -p tsconfig.json --noEmit
+check typecheck npm run --silent typecheck
 check build npm run --silent build
 
 # Two independent passes side by side (the CI machine has two cores; each pass runs its files one at
@@ -74,7 +74,10 @@ side_by_side() {
   rm -f "$second_log"
 }
 
-tests "unit" node scripts/run-tests.mjs unit
+# The studio in a real browser (Chromium, one server per file) beside the unit tests.
+side_by_side "unit" "browser" \
+  node scripts/run-tests.mjs unit -- \
+  TEST_DATABASE=sqlite TEST_STORAGE=local node scripts/run-tests.mjs browser
 if [ "${LIPSYNC_TEST_SKIP_POSTGRES:-}" = "1" ]; then
   echo
   echo "=== integration (postgres) and e2e (postgres, s3): SKIPPED because LIPSYNC_TEST_SKIP_POSTGRES=1"

@@ -25,6 +25,7 @@ import { dialogueEditRoutes } from './routes/dialogue-edits.js';
 import { batchRoutes } from './routes/batches.js';
 import { workerRoutes } from './routes/workers.js';
 import { authRoutes } from './routes/auth.js';
+import { registerStudio } from './studio.js';
 import { multipartLimits } from './multipart.js';
 import { registerNulGuard } from './nul-guard.js';
 import { RequestLogController } from './request-log.js';
@@ -140,6 +141,7 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(batchRoutes, { services });
   await app.register(workerRoutes, { services });
   await app.register(authRoutes, { services });
+  await registerStudio(app);
 
   app.get('/v2/openapi.json', { schema: { hide: true }, config: { auth: false } }, async () => app.swagger());
 

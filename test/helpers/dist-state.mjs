@@ -9,6 +9,7 @@ const BUILD_INPUTS = ['tsconfig.json', 'tsconfig.build.json', 'package.json'];
 
 /** The entry bin/lipsync.js runs; tsc rewrites every output on each build, so its time is the build's. */
 export const DIST_ENTRY = join('dist', 'cli', 'index.js');
+export const STUDIO_ENTRY = join('dist', 'studio', 'app.js');
 
 function newestUnder(dir, best) {
   // A folder's own time changes when a file in it is added, removed or renamed.
@@ -47,6 +48,17 @@ export function distState(root) {
   }
   if (newest.mtimeMs > built) {
     return { fresh: false, reason: `${relative(root, newest.path)} is newer than ${DIST_ENTRY}` };
+  }
+  // The studio's bundle (scripts/build-studio.mjs), built from studio/ by the same `npm run build`.
+  let bundled;
+  try {
+    bundled = statSync(join(root, STUDIO_ENTRY)).mtimeMs;
+  } catch {
+    return { fresh: false, reason: `${STUDIO_ENTRY} does not exist (the studio is not built)` };
+  }
+  const studio = newestUnder(join(root, 'studio'), { path: '', mtimeMs: -Infinity });
+  if (studio.mtimeMs > bundled) {
+    return { fresh: false, reason: `${relative(root, studio.path)} is newer than ${STUDIO_ENTRY}` };
   }
   return { fresh: true };
 }

@@ -12,9 +12,18 @@ async function project(at: number): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), 'dist-state-'));
   await mkdir(join(root, 'src', 'cli'), { recursive: true });
   await mkdir(join(root, 'dist', 'cli'), { recursive: true });
-  const files = ['src/cli/index.ts', 'src/config.ts', 'tsconfig.json', 'dist/cli/index.js'];
+  await mkdir(join(root, 'studio', 'src'), { recursive: true });
+  await mkdir(join(root, 'dist', 'studio'), { recursive: true });
+  const files = [
+    'src/cli/index.ts',
+    'src/config.ts',
+    'tsconfig.json',
+    'dist/cli/index.js',
+    'studio/src/main.tsx',
+    'dist/studio/app.js',
+  ];
   for (const f of files) await writeFile(join(root, f), '');
-  for (const p of [...files, 'src/cli', 'src']) await utimes(join(root, p), at, at);
+  for (const p of [...files, 'src/cli', 'src', 'studio/src', 'studio']) await utimes(join(root, p), at, at);
   return root;
 }
 
@@ -59,6 +68,22 @@ describe('dist/ freshness', () => {
       await utimes(join(root, 'tsconfig.json'), 1_000_001, 1_000_001);
       const settings = distState(root);
       assert.match(settings.fresh ? '' : settings.reason, /^tsconfig\.json is newer/);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('the studio: a studio source newer than its bundle, or no bundle, is stale', async () => {
+    const root = await project(1_000_000);
+    try {
+      await utimes(join(root, 'studio/src/main.tsx'), 1_000_001, 1_000_001);
+      assert.deepEqual(distState(root), {
+        fresh: false,
+        reason: `${join('studio', 'src', 'main.tsx')} is newer than ${join('dist', 'studio', 'app.js')}`,
+      });
+      await rm(join(root, 'dist', 'studio'), { recursive: true });
+      const state = distState(root);
+      assert.match(state.fresh ? '' : state.reason, /dist\/studio\/app\.js does not exist/);
     } finally {
       await rm(root, { recursive: true, force: true });
     }

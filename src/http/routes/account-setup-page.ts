@@ -49,8 +49,9 @@ form.addEventListener('submit', async (event) => {
   form.hidden = true;
   const signedIn = await post('/api/auth/sign-in/email', { email: data.email, password: data.password });
   document.getElementById('status').textContent = signedIn.ok
-    ? 'Your account is ready and you are signed in.'
-    : 'Your account is ready; sign in with it.';
+    ? 'Your account is ready and you are signed in. Opening the studio…'
+    : 'Your account is ready; sign in with it in the studio.';
+  location.assign('/');
 });
 </script>
 </body>

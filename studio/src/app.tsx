@@ -1,0 +1,91 @@
+import { useEffect, useState } from 'preact/hooks';
+import { currentSession, onSignedOut, request, type Session } from './api.js';
+import { href, useRoute } from './router.js';
+import { SignIn } from './pages/sign-in.js';
+import { NewGeneration } from './pages/new.js';
+import { History } from './pages/history.js';
+import { GenerationPage } from './pages/generation.js';
+import { Settings } from './pages/settings.js';
+import { ErrorMessage } from './components/error-message.js';
+
+export function App() {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [error, setError] = useState<unknown>(null);
+  const route = useRoute();
+
+  const refresh = () =>
+    currentSession().then(
+      (s) => setSession(s),
+      (e) => {
+        setError(e);
+        setSession(null);
+      },
+    );
+  useEffect(() => {
+    void refresh();
+    return onSignedOut(() => setSession(null));
+  }, []);
+
+  if (session === undefined) return <p class="loading">Loading…</p>;
+  if (session === null)
+    return (
+      <main id="main" class="narrow">
+        <ErrorMessage error={error} />
+        <SignIn onSignedIn={refresh} />
+      </main>
+    );
+
+  const signOut = async () => {
+    await request('POST', '/api/auth/sign-out', {}).catch(() => undefined);
+    setSession(null);
+  };
+  const current = (name: string) => (route.name === name ? 'page' : undefined);
+  return (
+    <>
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}
+      >
+        Skip to content
+      </a>
+      <header class="top">
+        <strong class="brand">Lip-sync studio</strong>
+        <nav aria-label="Studio">
+          <a href={href('')} aria-current={current('new')}>
+            New
+          </a>
+          <a href={href('history')} aria-current={current('history') ?? current('generation')}>
+            History
+          </a>
+          <a href={href('settings')} aria-current={current('settings')}>
+            Settings
+          </a>
+        </nav>
+        <span class="who">
+          {session.user.email}
+          {session.organization ? ` · ${session.organization.name} (${session.role})` : ''}
+        </span>
+        <button type="button" class="link" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {session.organization?.draft ? (
+          <div class="error" role="alert">
+            <p>Your organization is waiting for the operator to activate it.</p>
+            <p class="suggestion">Ask them to run: lipsync org update {session.organization.id} --no-draft</p>
+          </div>
+        ) : route.name === 'history' ? (
+          <History route={route} />
+        ) : route.name === 'generation' ? (
+          <GenerationPage id={route.id!} />
+        ) : route.name === 'settings' ? (
+          <Settings session={session} route={route} />
+        ) : (
+          <NewGeneration route={route} />
+        )}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,126 @@
+import { useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { ErrorMessage } from '../components/error-message.js';
+
+type Mode = 'password' | 'code-request' | 'code-enter';
+
+/** Email and password, or a one-time code by email. */
+export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+  const [mode, setMode] = useState<Mode>('password');
+  const [email, setEmail] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+
+  const run = async (work: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await work();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const field = (form: HTMLFormElement, name: string) => String(new FormData(form).get(name) ?? '');
+
+  return (
+    <section aria-labelledby="sign-in-title" class="card">
+      <h1 id="sign-in-title">Sign in</h1>
+      {mode === 'password' ? (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            const form = e.currentTarget;
+            void run(async () => {
+              await api('POST', '/api/auth/sign-in/email', {
+                email: field(form, 'email'),
+                password: field(form, 'password'),
+              });
+              onSignedIn();
+            });
+          }}
+        >
+          <label>
+            Email
+            <input
+              name="email"
+              type="email"
+              autocomplete="username"
+              required
+              value={email}
+              onInput={(e) => setEmail(e.currentTarget.value)}
+            />
+          </label>
+          <label>
+            Password
+            <input name="password" type="password" autocomplete="current-password" required />
+          </label>
+          <button type="submit" disabled={busy}>
+            Sign in
+          </button>
+        </form>
+      ) : mode === 'code-request' ? (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            const form = e.currentTarget;
+            void run(async () => {
+              const to = field(form, 'email');
+              await api('POST', '/api/auth/otp/send', { email: to, type: 'sign-in' });
+              setEmail(to);
+              setMode('code-enter');
+            });
+          }}
+        >
+          <label>
+            Email
+            <input
+              name="email"
+              type="email"
+              autocomplete="username"
+              required
+              value={email}
+              onInput={(e) => setEmail(e.currentTarget.value)}
+            />
+          </label>
+          <button type="submit" disabled={busy}>
+            Email me a code
+          </button>
+        </form>
+      ) : (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            const form = e.currentTarget;
+            void run(async () => {
+              await api('POST', '/api/auth/sign-in/email-otp', { email, otp: field(form, 'otp').trim() });
+              onSignedIn();
+            });
+          }}
+        >
+          <p role="status">If {email} has an account, a code is on its way. It works for 5 minutes.</p>
+          <label>
+            Code
+            <input name="otp" inputMode="numeric" autocomplete="one-time-code" required />
+          </label>
+          <button type="submit" disabled={busy}>
+            Sign in
+          </button>
+        </form>
+      )}
+      <ErrorMessage error={error} />
+      <p>
+        {mode === 'password' ? (
+          <button type="button" class="link" onClick={() => (setError(null), setMode('code-request'))}>
+            Sign in with a code by email instead
+          </button>
+        ) : (
+          <button type="button" class="link" onClick={() => (setError(null), setMode('password'))}>
+            Sign in with a password instead
+          </button>
+        )}
+      </p>
+    </section>
+  );
+}

@@ -55,14 +55,36 @@ describe('studio: signing in', { timeout: 180_000 }, () => {
     const before = studio.server.stdout().length;
     await page.getByRole('button', { name: 'Email me a code' }).click();
     await page.getByLabel('Code').waitFor();
-    let code: string | undefined;
-    while (!code) {
-      code = /one-time code for[^\n]*?(\d{6})/.exec(studio.server.stdout().slice(before))?.[1];
-      if (!code) await new Promise((r) => setTimeout(r, 100));
-    }
-    await page.getByLabel('Code').fill(code);
+    await page.getByLabel('Code').fill(await codeFromLog(before));
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('navigation', { name: 'Studio' }).waitFor();
     assert.deepEqual(errors, []);
   });
+
+  test('a new account: sign-up, the code confirms the address, then a draft organization waits', async () => {
+    const { page, errors } = await studio.newPage();
+    await page.goto('/');
+    await page.getByRole('button', { name: 'Create an account' }).click();
+    await page.getByLabel('Name').fill('New Person');
+    await page.getByLabel('Email').fill('new.person@example.com');
+    await page.getByLabel(/Password/).fill('new person password');
+    const before = studio.server.stdout().length;
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByLabel('Code').fill(await codeFromLog(before));
+    await page.getByRole('button', { name: 'Confirm' }).click();
+    await page.getByRole('navigation', { name: 'Studio' }).waitFor();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.match((await alert.textContent()) ?? '', /waiting for the operator/);
+    assert.deepEqual(errors, []);
+  });
+
+  /** The next one-time code the server wrote to its log after `from` (no SMTP is configured). */
+  async function codeFromLog(from: number): Promise<string> {
+    for (;;) {
+      const code = /one-time code for[^\n]*?(\d{6})/.exec(studio.server.stdout().slice(from))?.[1];
+      if (code) return code;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 });

@@ -2,12 +2,14 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
 
-type Mode = 'password' | 'code-request' | 'code-enter';
+type Mode = 'password' | 'code-request' | 'code-enter' | 'sign-up' | 'sign-up-code';
 
-/** Email and password, or a one-time code by email. */
+/** Email and password, or a one-time code by email; or a new account confirmed by a mailed code. */
 export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   const [mode, setMode] = useState<Mode>('password');
   const [email, setEmail] = useState('');
+  // Kept only in memory between sign-up and its code, to sign in once the address is confirmed.
+  const [newPassword, setNewPassword] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
 
@@ -26,8 +28,72 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
 
   return (
     <section aria-labelledby="sign-in-title" class="card">
-      <h1 id="sign-in-title">Sign in</h1>
-      {mode === 'password' ? (
+      <h1 id="sign-in-title">{mode.startsWith('sign-up') ? 'Create an account' : 'Sign in'}</h1>
+      {mode === 'sign-up' ? (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            const form = e.currentTarget;
+            void run(async () => {
+              const to = field(form, 'email');
+              const password = field(form, 'password');
+              await api('POST', '/api/auth/sign-up/email', {
+                email: to,
+                password,
+                name: field(form, 'name'),
+              });
+              setEmail(to);
+              setNewPassword(password);
+              setMode('sign-up-code');
+            });
+          }}
+        >
+          <label>
+            Name
+            <input name="name" autocomplete="name" required />
+          </label>
+          <label>
+            Email
+            <input
+              name="email"
+              type="email"
+              autocomplete="username"
+              required
+              value={email}
+              onInput={(e) => setEmail(e.currentTarget.value)}
+            />
+          </label>
+          <label>
+            Password (at least 8 characters)
+            <input name="password" type="password" autocomplete="new-password" minLength={8} required />
+          </label>
+          <button type="submit" disabled={busy}>
+            Create account
+          </button>
+        </form>
+      ) : mode === 'sign-up-code' ? (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            const form = e.currentTarget;
+            void run(async () => {
+              await api('POST', '/api/auth/otp/verify-email', { email, otp: field(form, 'otp').trim() });
+              await api('POST', '/api/auth/sign-in/email', { email, password: newPassword });
+              setNewPassword('');
+              onSignedIn();
+            });
+          }}
+        >
+          <p role="status">We sent a code to {email} to confirm the address. It works for 5 minutes.</p>
+          <label>
+            Code
+            <input name="otp" inputMode="numeric" autocomplete="one-time-code" required />
+          </label>
+          <button type="submit" disabled={busy}>
+            Confirm
+          </button>
+        </form>
+      ) : mode === 'password' ? (
         <form
           onSubmit={(e) => {
             e.preventDefault();
@@ -110,6 +176,14 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         </form>
       )}
       <ErrorMessage error={error} />
+      {mode === 'password' ? (
+        <p>
+          New here?{' '}
+          <button type="button" class="link" onClick={() => (setError(null), setMode('sign-up'))}>
+            Create an account
+          </button>
+        </p>
+      ) : null}
       <p>
         {mode === 'password' ? (
           <button type="button" class="link" onClick={() => (setError(null), setMode('code-request'))}>

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { currentSession, onSignedOut, request, type Session } from './api.js';
 import { href, useRoute } from './router.js';
 import { SignIn } from './pages/sign-in.js';
@@ -7,6 +7,8 @@ import { History } from './pages/history.js';
 import { GenerationPage } from './pages/generation.js';
 import { Settings } from './pages/settings.js';
 import { ErrorMessage } from './components/error-message.js';
+
+const TITLES = { new: 'New', history: 'History', generation: 'Generation', settings: 'Settings' } as const;
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
@@ -25,6 +27,17 @@ export function App() {
     void refresh();
     return onSignedOut(() => setSession(null));
   }, []);
+  // A new page: its title names it, and focus moves to it so a screen reader announces the change
+  // (not on the first load, where focus belongs at the top).
+  const first = useRef(true);
+  useEffect(() => {
+    document.title = `${session === null ? 'Sign in' : TITLES[route.name]} · Lip-sync studio`;
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    document.getElementById('main')?.focus();
+  }, [route.name, route.id, session === null]);
 
   if (session === undefined) return <p class="loading">Loading…</p>;
   if (session === null)

@@ -6,7 +6,7 @@
 # espeak-ng + MBROLA speak the other languages (docs/dubbing-voices.md); both live partly in Debian's
 # contrib/non-free components: they are added to apt's sources and installed when possible, and
 # skipped (with a note) when not; the local provider then offers only the voices that are installed.
-# Non-interactive; as root or with passwordless sudo. --with-browser adds Chromium for the browser tests.
+# Non-interactive; as root or with passwordless sudo. --with-browser adds Chromium and Firefox for the browser tests.
 set -euo pipefail
 
 as_root() {
@@ -42,9 +42,11 @@ need pocketsphinx_batch pocketsphinx
 [ -d /usr/share/pocketsphinx/model/en-us ] || missing+=(pocketsphinx-en-us)
 need praat praat
 need rubberband rubberband-cli
-# --with-browser (the test suite, .ci/run): Debian's Chromium, which the studio's browser tests drive.
+# --with-browser (the test suite, .ci/run): Debian's Chromium, which the studio's browser tests drive,
+# and Firefox ESR for a smoke test of the studio in Firefox.
 if [ "${1:-}" = "--with-browser" ]; then
   need chromium chromium
+  need firefox-esr firefox-esr
   [ -d /usr/share/fonts/truetype/dejavu ] || missing+=(fonts-dejavu-core)
 fi
 # Offline translation for dubbing (Apertium): English to and from Spanish, Catalan, Galician,

@@ -8,6 +8,7 @@ import { migrateToLatest } from '../store/migrate.js';
 import { createStore } from '../store/index.js';
 import { OrganizationService } from '../services/organizations.js';
 import { ApiKeyService } from '../services/api-keys.js';
+import { MemberService } from '../services/members.js';
 import { WebSessionService } from '../services/web-sessions.js';
 import { ProjectService } from '../services/projects.js';
 import { AdmissionService } from '../services/admission.js';
@@ -165,6 +166,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     organizations,
     apiKeys,
     webSessions,
+    members: new MemberService({ store, webSessions, apiKeys }),
     projects: new ProjectService(store),
     admission,
     urlSigner,

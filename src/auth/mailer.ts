@@ -1,4 +1,4 @@
-// Where one-time sign-in codes go: an SMTP server when LIPSYNC_SMTP_URL is set (nodemailer), else
+// Where one-time sign-in codes and invitations go: an SMTP server when LIPSYNC_SMTP_URL is set (nodemailer), else
 // the operator's console (the server log), so that a fresh install can sign in without mail set up.
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
@@ -12,8 +12,20 @@ export interface CodeMail {
   readonly expiresInMinutes: number;
 }
 
+/** An invitation to join an organization: a single-use account link. */
+export interface InvitationMail {
+  readonly to: string;
+  readonly link: string;
+  readonly organizationName: string;
+  readonly role: string;
+  readonly expiresInHours: number;
+}
+
 export interface Mailer {
+  /** Where mail goes: an SMTP server, or the server log. */
+  readonly delivery: 'email' | 'log';
   sendCode(mail: CodeMail): Promise<void>;
+  sendInvitation(mail: InvitationMail): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -32,7 +44,19 @@ function text(mail: CodeMail): string {
   ].join('\n');
 }
 
+function invitationText(mail: InvitationMail): string {
+  return [
+    `You are invited to join ${mail.organizationName} as ${mail.role}.`,
+    '',
+    `Open this link to make your account (it works once, for ${mail.expiresInHours} hours):`,
+    mail.link,
+    '',
+    'If you did not expect this invitation, ignore this email.',
+  ].join('\n');
+}
+
 export class SmtpMailer implements Mailer {
+  readonly delivery = 'email' as const;
   private readonly transport: Transporter;
 
   constructor(
@@ -51,6 +75,15 @@ export class SmtpMailer implements Mailer {
     });
   }
 
+  async sendInvitation(mail: InvitationMail): Promise<void> {
+    await this.transport.sendMail({
+      from: this.from,
+      to: mail.to,
+      subject: `Invitation to ${mail.organizationName}`,
+      text: invitationText(mail),
+    });
+  }
+
   async close(): Promise<void> {
     this.transport.close();
   }
@@ -58,7 +91,15 @@ export class SmtpMailer implements Mailer {
 
 /** Without SMTP: one warning-level line per code, so that the operator sees it at the default level. */
 export class ConsoleMailer implements Mailer {
+  readonly delivery = 'log' as const;
   constructor(private readonly logger: Logger) {}
+
+  async sendInvitation(mail: InvitationMail): Promise<void> {
+    this.logger.warn(
+      { to: mail.to, role: mail.role },
+      `invitation for ${mail.to} (${mail.role}): ${mail.link} (no SMTP server configured: LIPSYNC_SMTP_URL)`,
+    );
+  }
 
   async sendCode(mail: CodeMail): Promise<void> {
     this.logger.warn(

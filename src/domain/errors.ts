@@ -580,6 +580,30 @@ export const ERRORS = {
     'The asset is used by a generation that is still pending or processing.',
     'Wait until the generations that use the asset have finished (or cancel them), then delete it again.',
   ),
+  member_not_found: entry(
+    'member_not_found',
+    404,
+    'No member of your organization has this user id.',
+    'List the members (GET /v2/organizations/members) and use one of their ids.',
+  ),
+  last_owner: entry(
+    'last_owner',
+    409,
+    'The organization would have no owner left.',
+    'Make another member an owner first, then change or remove this one.',
+  ),
+  member_exists: entry(
+    'member_exists',
+    409,
+    'This email address belongs to a member of your organization already.',
+    "Change that member's role instead of inviting them again.",
+  ),
+  invitation_not_sent: entry(
+    'invitation_not_sent',
+    502,
+    'The invitation could not be mailed.',
+    'Try again later, or ask the operator to check the SMTP settings (LIPSYNC_SMTP_URL).',
+  ),
   request_timeout: entry(
     'request_timeout',
     408,

@@ -70,3 +70,9 @@ export function redactedWebhookUrl(url: string): string {
   if (u.hash) u.hash = MASK;
   return u.href;
 }
+
+/** A display-only form of a secret: its kind prefix and last four characters. */
+export function maskSecret(secret: string): string {
+  const cut = secret.indexOf('_') + 1;
+  return `${secret.slice(0, cut)}${'•'.repeat(8)}${secret.slice(-4)}`;
+}

@@ -25,6 +25,7 @@ import { dialogueEditRoutes } from './routes/dialogue-edits.js';
 import { batchRoutes } from './routes/batches.js';
 import { workerRoutes } from './routes/workers.js';
 import { authRoutes } from './routes/auth.js';
+import { organizationRoutes } from './routes/organizations.js';
 import { registerStudio } from './studio.js';
 import { multipartLimits } from './multipart.js';
 import { registerNulGuard } from './nul-guard.js';
@@ -129,6 +130,7 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(errorRoutes, { services });
   await app.register(projectRoutes, { services });
   await app.register(apiKeyRoutes, { services });
+  await app.register(organizationRoutes, { services });
   await app.register(assetRoutes, { services });
   await app.register(fileRoutes, { services });
   await app.register(generationRoutes, { services });

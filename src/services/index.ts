@@ -30,6 +30,7 @@ import type { VoiceService } from './voices.js';
 import type { IdempotencyService } from './idempotency.js';
 import type { Drain } from './drain.js';
 import type { WebSessionService } from './web-sessions.js';
+import type { MemberService } from './members.js';
 
 export interface Services {
   readonly config: Config;
@@ -40,6 +41,8 @@ export interface Services {
   readonly apiKeys: ApiKeyService;
   /** Web sessions (/api/auth/*) and the session cookies of /v2 calls. */
   readonly webSessions: WebSessionService;
+  /** The organization's members (web-session users): list, invite, change role, remove. */
+  readonly members: MemberService;
   readonly projects: ProjectService;
   readonly admission: AdmissionService;
   /** Signs and checks the local store's file URLs (GET /v2/files/...). */

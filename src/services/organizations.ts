@@ -5,6 +5,20 @@ import type { Organization } from '../store/organizations.js';
 import { isPlan, type BillingMode, type Plan, BILLING_MODES } from '../domain/plans.js';
 import { AppError } from '../domain/errors.js';
 import { changedFlags } from '../domain/feature-flags.js';
+import { PLAN_LIMITS, concurrencyLimit, type PlanLimits } from '../domain/plans.js';
+import { maskSecret } from '../domain/webhooks.js';
+import { monthStart } from '../domain/usage.js';
+import { checkCanManageOrganization } from '../domain/members.js';
+import type { Role } from '../domain/api-keys.js';
+
+/** GET /v2/organizations/usage: this calendar month's generations and output, and the plan's limits. */
+export interface UsageSummary {
+  readonly periodStart: string;
+  readonly generations: { readonly total: number; readonly byStatus: Record<string, number> };
+  readonly outputSeconds: number;
+  readonly plan: Plan;
+  readonly limits: PlanLimits;
+}
 
 export interface OrganizationInput {
   name?: string;
@@ -106,6 +120,32 @@ export class OrganizationService {
       await this.store.organizations.update(next, trx);
       return next;
     });
+  }
+
+  /** The webhook signing secret, or a display-only form of it (admins and owners). */
+  async webhookSecret(auth: { organization: Organization; role: Role }, masked: boolean): Promise<string> {
+    checkCanManageOrganization(auth.role, 'read the webhook secret');
+    const org = await this.get(auth.organization.id);
+    return masked ? maskSecret(org.webhookSecret) : org.webhookSecret;
+  }
+
+  /** A new webhook signing secret; the old one stops signing at once (admins and owners). */
+  async rotateWebhookSecretAs(auth: { organization: Organization; role: Role }): Promise<string> {
+    checkCanManageOrganization(auth.role, 'rotate the webhook secret');
+    return (await this.rotateWebhookSecret(auth.organization.id)).webhookSecret;
+  }
+
+  async usage(id: string, now: Date = new Date()): Promise<UsageSummary> {
+    const org = await this.get(id);
+    const periodStart = monthStart(now).toISOString();
+    const { byStatus, outputSeconds } = await this.store.usage.summarySince(id, periodStart);
+    return {
+      periodStart,
+      generations: { total: Object.values(byStatus).reduce((a, b) => a + b, 0), byStatus },
+      outputSeconds,
+      plan: org.plan,
+      limits: { ...PLAN_LIMITS[org.plan], concurrency: concurrencyLimit(org.plan, org.concurrencyLimit) },
+    };
   }
 
   async get(id: string): Promise<Organization> {

@@ -261,6 +261,48 @@ export class WebSessionService {
     return `${this.deps.config.publicUrl}/setup#${token}`;
   }
 
+  /**
+   * Mails an account link for this role to `email` (SMTP, or the server log without it); the link
+   * itself is never returned, so that only the address's owner (or the operator) can use it.
+   */
+  async mailInvitation(
+    organization: { id: string; name: string },
+    email: string,
+    role: Role,
+  ): Promise<{ expiresAt: string; delivery: 'email' | 'log' }> {
+    const ctx = await this.auth.$context;
+    // The link could not make this account (claimAccountLink refuses a taken address): say so now.
+    if (await ctx.internalAdapter.findUserByEmail(email))
+      throw new AppError('invalid_request', {
+        field: 'email',
+        message: 'an account with this email exists already; invite another address',
+      });
+    const link = await this.createAccountLink(organization.id, role);
+    const expiresAt = new Date(Date.now() + ACCOUNT_LINK_HOURS * 3600_000).toISOString();
+    try {
+      await this.mailer.sendInvitation({
+        to: email,
+        link,
+        organizationName: organization.name,
+        role,
+        expiresInHours: ACCOUNT_LINK_HOURS,
+      });
+    } catch (err) {
+      throw new AppError('invitation_not_sent', { cause: err });
+    }
+    return { expiresAt, delivery: this.mailer.delivery };
+  }
+
+  /**
+   * After a user left an organization: their sessions end at once, and a user who is a member of
+   * nothing any more is deleted (their address can then be invited again).
+   */
+  async userLeft(userId: string): Promise<void> {
+    const ctx = await this.auth.$context;
+    await ctx.internalAdapter.deleteUserSessions(userId);
+    if (!(await this.deps.store.members.firstOf(userId))) await ctx.internalAdapter.deleteUser(userId);
+  }
+
   /** POST /api/auth/account-link: the link's token, and the new account's email, password and name. */
   async claimAccountLink(input: {
     token: string;

@@ -11,6 +11,16 @@ export interface Membership {
   readonly role: Role;
 }
 
+/** A member as the organization's admins see it. */
+export interface MemberView {
+  readonly userId: string;
+  readonly email: string;
+  readonly name: string;
+  readonly role: Role;
+  /** When the user joined the organization. */
+  readonly joinedAt: string;
+}
+
 export class MemberRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -35,6 +45,64 @@ export class MemberRepository {
       .executeTakeFirst();
     if (!r) return null;
     return { organization: toOrganization(r), userId: r.member_user_id, role: r.member_role as Role };
+  }
+
+  /** The organization's members, oldest first. */
+  async listOf(organizationId: string): Promise<MemberView[]> {
+    const rows = await this.memberQuery(organizationId)
+      .orderBy('m.created_at')
+      .orderBy('m.user_id')
+      .execute();
+    return rows.map(toMemberView);
+  }
+
+  async findMember(
+    organizationId: string,
+    userId: string,
+    trx: Kysely<Database> = this.db,
+  ): Promise<MemberView | null> {
+    const r = await this.memberQuery(organizationId, trx).where('m.user_id', '=', userId).executeTakeFirst();
+    return r ? toMemberView(r) : null;
+  }
+
+  async findMemberByEmail(organizationId: string, email: string): Promise<MemberView | null> {
+    const r = await this.memberQuery(organizationId).where('u.email', '=', email).executeTakeFirst();
+    return r ? toMemberView(r) : null;
+  }
+
+  private memberQuery(organizationId: string, db: Kysely<Database> = this.db) {
+    return db
+      .selectFrom('organization_members as m')
+      .innerJoin('auth_users as u', 'u.id', 'm.user_id')
+      .select(['m.user_id', 'm.role', 'm.created_at', 'u.email', 'u.name'])
+      .where('m.organization_id', '=', organizationId);
+  }
+
+  async countOwners(organizationId: string, trx: Kysely<Database> = this.db): Promise<number> {
+    const r = await trx
+      .selectFrom('organization_members')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('organization_id', '=', organizationId)
+      .where('role', '=', 'owner')
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  async setRole(organizationId: string, userId: string, role: Role, trx: Kysely<Database> = this.db) {
+    await trx
+      .updateTable('organization_members')
+      .set({ role })
+      .where('organization_id', '=', organizationId)
+      .where('user_id', '=', userId)
+      .execute();
+  }
+
+  async remove(organizationId: string, userId: string, trx: Kysely<Database> = this.db): Promise<void> {
+    await trx
+      .deleteFrom('organization_members')
+      .where('organization_id', '=', organizationId)
+      .where('user_id', '=', userId)
+      .execute();
   }
 
   async countOf(organizationId: string): Promise<number> {
@@ -92,4 +160,8 @@ export class MemberRepository {
       .executeTakeFirst();
     return Number(r.numUpdatedRows) === 1;
   }
+}
+
+function toMemberView(r: { user_id: string; role: string; created_at: string; email: string; name: string }) {
+  return { userId: r.user_id, email: r.email, name: r.name, role: r.role as Role, joinedAt: r.created_at };
 }

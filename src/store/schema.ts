@@ -112,6 +112,7 @@ export interface Database {
   batch_items: BatchItemTable;
   organization_members: OrganizationMemberTable;
   account_links: AccountLinkTable;
+  auth_users: AuthUserTable;
 }
 
 /** Users' memberships (0017): the user ids are better-auth's (auth_users). */
@@ -120,6 +121,13 @@ export interface OrganizationMemberTable {
   user_id: string;
   role: string;
   created_at: string;
+}
+
+/** better-auth's users (0017): the columns the store reads (members' list); better-auth writes them. */
+export interface AuthUserTable {
+  id: string;
+  name: string;
+  email: string;
 }
 
 /**

@@ -52,6 +52,30 @@ export class UsageRepository {
       .execute();
   }
 
+  /** Generations created since `since` by status, and the seconds of output recorded since then. */
+  async summarySince(
+    organizationId: string,
+    since: string,
+  ): Promise<{ byStatus: Record<string, number>; outputSeconds: number }> {
+    const rows = await this.db
+      .selectFrom('generations')
+      .select(['status', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .where('organization_id', '=', organizationId)
+      .where('created_at', '>=', since)
+      .groupBy('status')
+      .execute();
+    const seconds = await this.db
+      .selectFrom('usage_records')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('seconds'), eb.lit(0)).as('s'))
+      .where('organization_id', '=', organizationId)
+      .where('created_at', '>=', since)
+      .executeTakeFirstOrThrow();
+    return {
+      byStatus: Object.fromEntries(rows.map((r) => [r.status, Number(r.n)])),
+      outputSeconds: Number(seconds.s),
+    };
+  }
+
   async countFor(generationId: string): Promise<number> {
     const rows = await this.db
       .selectFrom('usage_records')

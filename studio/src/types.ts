@@ -39,3 +39,46 @@ export interface ApiKey {
 }
 
 export const TERMINAL = new Set(['COMPLETED', 'FAILED', 'REJECTED', 'CANCELED']);
+
+// Settings (the page's API answers: /v2/api-keys, /v2/organizations/*).
+export type Role = 'owner' | 'admin' | 'member';
+
+export interface ApiKeyRow extends ApiKey {
+  status: 'active' | 'revoked' | 'expired' | string;
+  revokedAt: string | null;
+}
+
+export interface CreatedApiKey extends ApiKeyRow {
+  /** The secret key: in this answer only. */
+  key: string;
+}
+
+export interface Member {
+  userId: string;
+  email: string;
+  name: string;
+  role: Role;
+  joinedAt: string;
+}
+
+export interface Invitation {
+  email: string;
+  role: Role;
+  expiresAt: string;
+  delivery: 'email' | 'log';
+}
+
+export interface Usage {
+  periodStart: string;
+  generations: { total: number; byStatus: Record<string, number> };
+  outputSeconds: number;
+  plan: string;
+  limits: {
+    concurrency: number;
+    maxFileBytes: number;
+    maxDurationSeconds: number;
+    watermark: boolean;
+    batch: boolean;
+    voiceCloneSlots: number;
+  };
+}

@@ -39,3 +39,21 @@ export interface ApiKey {
 }
 
 export const TERMINAL = new Set(['COMPLETED', 'FAILED', 'REJECTED', 'CANCELED']);
+
+/** Every state that ends a generation (TERMINAL plus the run-time limit). */
+export const ENDED = new Set([...TERMINAL, 'TIMED_OUT']);
+
+export interface Project {
+  id: string;
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One entry of GET /v2/errors. */
+export interface CatalogueEntry {
+  code: string;
+  message: string;
+  suggestion: string;
+  status: number;
+}

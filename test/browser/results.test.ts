@@ -10,11 +10,19 @@ import type { Page } from 'playwright-core';
 import { fixture } from '../helpers/paths.js';
 import { createOwnerAccount, screenshot, startStudio, type Studio } from './support.js';
 
-/** The media element fields the test reads (the test's TypeScript has no DOM types). */
+/** What the test reads in the page (its TypeScript has no DOM types; string predicates break on the CSP). */
 interface Media {
   currentTime: number;
   playbackRate: number;
+  readyState: number;
   style: { clipPath: string };
+}
+interface Win {
+  document: {
+    querySelectorAll(selector: string): ArrayLike<{ textContent: string | null }>;
+    querySelector(selector: string): Media | null;
+  };
+  location: { hash: string };
 }
 
 describe('studio: history and results', { timeout: 600_000 }, () => {
@@ -72,16 +80,23 @@ describe('studio: history and results', { timeout: 600_000 }, () => {
     await page.goto(`/#/${hash}`);
   };
   const rowsAre = (n: number) =>
-    page.waitForFunction(`document.querySelectorAll('table.history tbody tr').length === ${n}`);
+    page.waitForFunction(
+      (count) =>
+        (globalThis as unknown as Win).document.querySelectorAll('table.history tbody tr').length === count,
+      n,
+    );
   /** Waits until the table's badges are these (or, with `each`, all say the one given). */
   const badgesAre = (want: string[], each = false) =>
     page.waitForFunction(
-      `(() => {
-        const got = [...document.querySelectorAll('table.history tbody .badge')].map((b) => b.textContent);
-        const want = ${JSON.stringify(want)};
-        return ${each} ? got.length > 0 && got.every((t) => t === want[0]) : JSON.stringify(got) === JSON.stringify(want);
-      })()`,
+      ([w, e]) => {
+        const found = (globalThis as unknown as Win).document.querySelectorAll('table.history tbody .badge');
+        const got = Array.from(found, (b) => b.textContent);
+        return e ? got.length > 0 && got.every((t) => t === w[0]) : JSON.stringify(got) === JSON.stringify(w);
+      },
+      [want, each] as const,
     );
+  const hashHas = (text: string) =>
+    page.waitForFunction((t) => (globalThis as unknown as Win).location.hash.includes(t), text);
   const statusOf = (p: Page) => p.getByRole('status', { name: 'Generation status' });
   const resultVideo = (p: Page) => p.getByLabel('Result video');
   const currentTime = (p: Page, label: string) =>
@@ -126,7 +141,12 @@ describe('studio: history and results', { timeout: 600_000 }, () => {
     assert.equal(await page.locator('[data-compare=side] video').count(), 2);
     await page.getByLabel('Source video').waitFor();
     for (const label of ['Result video', 'Source video']) {
-      await page.waitForFunction(`document.querySelector('video[aria-label="${label}"]').readyState >= 1`);
+      await page.waitForFunction(
+        (l) =>
+          ((globalThis as unknown as Win).document.querySelector(`video[aria-label="${l}"]`)?.readyState ??
+            0) >= 1,
+        label,
+      );
     }
 
     // one frame forward with the button and the key, one back with the key
@@ -142,7 +162,12 @@ describe('studio: history and results', { timeout: 600_000 }, () => {
     assert.ok(Math.abs(t3 - t1) < 1e-3, `',' stepped from ${t2} to ${t3}`);
     // the source follows the result to the same moment
     await page.waitForFunction(
-      `Math.abs(document.querySelector('video[aria-label="Source video"]').currentTime - ${t3}) < 1e-3`,
+      (t) =>
+        Math.abs(
+          ((globalThis as unknown as Win).document.querySelector('video[aria-label="Source video"]')
+            ?.currentTime ?? -1) - t,
+        ) < 1e-3,
+      t3,
     );
 
     // slow playback sets both videos' rate
@@ -164,6 +189,9 @@ describe('studio: history and results', { timeout: 600_000 }, () => {
     await page.getByRole('button', { name: 'Next frame' }).click();
     const w = await currentTime(page, 'Result video');
     assert.ok(w > 0, 'the wipe view steps too');
+    await page
+      .locator('.compare')
+      .evaluate((e) => (e as unknown as { scrollIntoView(): void }).scrollIntoView());
     await screenshot(page, 'compare');
     assert.deepEqual(errors, []);
   });
@@ -221,7 +249,7 @@ describe('studio: history and results', { timeout: 600_000 }, () => {
     assert.ok((await rows.count()) >= 4);
 
     await page.getByLabel('Status').selectOption('COMPLETED');
-    await page.waitForFunction("location.hash.includes('status=COMPLETED')");
+    await hashHas('status=COMPLETED');
     await badgesAre(['Completed'], true);
     await rows.filter({ hasText: 'launch-teaser' }).waitFor();
 
@@ -231,7 +259,7 @@ describe('studio: history and results', { timeout: 600_000 }, () => {
 
     await page.getByLabel('Status').selectOption('');
     await page.getByLabel('Project').selectOption({ label: 'Launch' });
-    await page.waitForFunction(`location.hash.includes('project=${projectId}')`);
+    await hashHas(`project=${projectId}`);
     await rowsAre(1);
     assert.match((await rows.first().textContent()) ?? '', /launch-teaser/);
     assert.match((await rows.first().textContent()) ?? '', /Launch/);
@@ -244,14 +272,16 @@ describe('studio: history and results', { timeout: 600_000 }, () => {
 
     // search by id among the loaded ones, kept in the address too
     await page.getByLabel('Project').selectOption('');
-    await page.waitForFunction("document.querySelectorAll('table.history tbody tr').length >= 4");
+    await page.waitForFunction(
+      () => (globalThis as unknown as Win).document.querySelectorAll('table.history tbody tr').length >= 4,
+    );
     await page.getByLabel('Search by id or file name').fill(canceled.id.slice(0, 13));
     await rowsAre(1);
     await page.getByRole('link', { name: new RegExp(canceled.id) }).waitFor();
     await page.getByLabel('Search by id or file name').fill('teaser');
     await rowsAre(1);
     await rows.filter({ hasText: 'launch-teaser' }).waitFor();
-    assert.match(String(await page.evaluate('location.hash')), /q=teaser/);
+    await hashHas('q=teaser');
     await page.getByLabel('Search by id or file name').fill('');
     await screenshot(page, 'history');
 
@@ -259,7 +289,7 @@ describe('studio: history and results', { timeout: 600_000 }, () => {
     await page.getByRole('link', { name: 'Projects' }).click();
     await page.getByLabel('Project name').fill('Autumn');
     await page.getByRole('button', { name: 'Create project' }).click();
-    await page.getByRole('cell', { name: 'Autumn' }).waitFor();
+    await page.getByRole('cell', { name: 'Autumn', exact: true }).waitFor();
     await page.getByRole('link', { name: 'See the generations of Launch' }).click();
     await rowsAre(1);
     assert.equal(await page.getByLabel('Project').inputValue(), projectId);

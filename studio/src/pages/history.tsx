@@ -97,14 +97,16 @@ function Generations({ route, projects }: { route: Route; projects: Project[] })
   const runningKey = running.join(',');
   useEffect(() => {
     if (running.length === 0) return;
-    const timer = setInterval(() => {
+    const read = () => {
       for (const id of running.slice(0, 20)) {
         get<Generation>(`/v2/generate/${encodeURIComponent(id)}?include=progress`).then(
           (g) => setItems((old) => old?.map((x) => (x.id === g.id ? g : x)) ?? old),
           () => undefined, // the next read tries again; the table keeps the last known state
         );
       }
-    }, 2000);
+    };
+    read();
+    const timer = setInterval(read, 2000);
     return () => clearInterval(timer);
   }, [runningKey]);
 
@@ -196,6 +198,7 @@ function Generations({ route, projects }: { route: Route; projects: Project[] })
                   <th scope="col">Model</th>
                   <th scope="col">Project</th>
                   <th scope="col">File name</th>
+                  <th scope="col">Id</th>
                   <th scope="col">Duration</th>
                 </tr>
               </thead>
@@ -224,7 +227,10 @@ function Generations({ route, projects }: { route: Route; projects: Project[] })
                     </td>
                     <td>{g.model}</td>
                     <td>{g.projectId ? (projectName.get(g.projectId) ?? g.projectId) : '—'}</td>
-                    <td>{g.outputFileName ?? <span class="muted">{g.id.slice(0, 8)}</span>}</td>
+                    <td>{g.outputFileName ?? '—'}</td>
+                    <td>
+                      <code title={g.id}>{g.id.slice(0, 8)}</code>
+                    </td>
                     <td>{duration(g.outputDuration)}</td>
                   </tr>
                 ))}

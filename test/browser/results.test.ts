@@ -108,7 +108,6 @@ describe('studio: history and results', { timeout: 600_000 }, () => {
     video = await uploadFixture('media/face_2.mp4');
     audio = await uploadFixture('media/hello.wav');
     projectId = String((await call('POST', '/v2/projects', { name: 'Launch' })).id);
-    done = await generate({ projectId, outputFileName: 'launch-teaser' });
     ({ page, errors } = await studio.newPage());
     await createOwnerAccount(page, studio.setupLink, 'owner@example.com', 'owner password 1');
   });
@@ -117,6 +116,8 @@ describe('studio: history and results', { timeout: 600_000 }, () => {
   });
 
   test('a generation page follows the generation until it completes', async () => {
+    // made now, so that the page most likely meets it still running
+    done = await generate({ projectId, outputFileName: 'launch-teaser' });
     await open(`generations/${done}`);
     await statusOf(page).waitFor();
     const first = (await statusOf(page).textContent()) ?? '';
@@ -230,7 +231,8 @@ describe('studio: history and results', { timeout: 600_000 }, () => {
     await generate();
     const id = await generate();
     await open(`generations/${id}`);
-    await statusOf(page).waitFor();
+    await statusOf(page).filter({ hasText: 'Waiting to start' }).waitFor();
+    await page.getByRole('progressbar', { name: /Waiting for a worker/ }).waitFor();
     await page.getByRole('button', { name: 'Cancel generation' }).click();
     await page.getByRole('button', { name: 'Yes, cancel it' }).click();
     await statusOf(page).filter({ hasText: 'Canceled' }).waitFor();

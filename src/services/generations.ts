@@ -382,6 +382,11 @@ export class GenerationService {
     return estimateCost(this.deps.prices, body, org.billing);
   }
 
+  /** POST /v2/generations/{id}/cancel: the organization's own generation, else as cancel(). */
+  async cancelFor(organizationId: string, id: string): Promise<GenerationRecord> {
+    return this.cancel((await this.get(organizationId, id)).id);
+  }
+
   /** PENDING: canceled at once. PROCESSING: its worker stops at its next heartbeat. */
   async cancel(id: string): Promise<GenerationRecord> {
     const g = await this.store.generations.findAny(id);

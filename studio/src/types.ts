@@ -82,3 +82,21 @@ export interface Usage {
     voiceCloneSlots: number;
   };
 }
+
+/** Every state that ends a generation (TERMINAL plus the run-time limit). */
+export const ENDED = new Set([...TERMINAL, 'TIMED_OUT']);
+
+export interface Project {
+  id: string;
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One entry of GET /v2/errors. */
+export interface CatalogueEntry {
+  code: string;
+  message: string;
+  suggestion: string;
+  status: number;
+}

@@ -215,6 +215,28 @@ describe(`get, list, delete, download, estimate (${DB})`, { timeout: 240_000 }, 
       assertError(await get('/v2/generations?status=DONE', lister), 400, 'invalid_request', 'status');
       assertError(await get('/v2/generations?projectId=xyz', lister), 400, 'invalid_request', 'projectId');
     });
+
+    test('POST /v2/generations/{id}/cancel: a pending one ends CANCELED at once; other organizations get 404', async () => {
+      const id = (await create()).id as string;
+      const cancel = (who: TestOrg, target = id) =>
+        t.app.inject({ method: 'POST', url: `/v2/generations/${target}/cancel`, headers: who.owner.headers });
+      assertError(await cancel(other), 404, 'generation_not_found');
+      assertError(await cancel(org, randomUUID()), 404, 'generation_not_found');
+      assert.equal(
+        (await get(`/v2/generate/${id}`)).json().status,
+        'PENDING',
+        'untouched by the refused cancel',
+      );
+      const res = await cancel(org);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().status, 'CANCELED');
+      assert.equal(res.json().errorCode, 'generation_canceled');
+      // an ended one is returned as it is
+      const again = await cancel(org);
+      assert.equal(again.statusCode, 200, again.body);
+      assert.equal(again.json().status, 'CANCELED');
+      assert.equal((await get(`/v2/generate/${id}`)).json().status, 'CANCELED');
+    });
   });
 
   describe('with the worker running', () => {

@@ -202,6 +202,27 @@ export const generationRoutes: FastifyPluginAsyncTypebox<{ services: Services }>
     },
   );
 
+  app.post(
+    '/v2/generations/:id/cancel',
+    {
+      schema: {
+        tags,
+        operationId: 'generations.cancel',
+        summary:
+          'Cancel a generation: a pending one at once, a processing one at its next heartbeat (an ended one is returned as it is)',
+        params: IdParams,
+        response: { 200: GenerationSchema, ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => {
+      const auth = requireAuth(request);
+      return await gens.view(
+        await gens.cancelFor(auth.organization.id, request.params.id),
+        auth.organization,
+      );
+    },
+  );
+
   // The official client's estimateCost() posts a whole generation request here and expects a list.
   app.post(
     '/v2/analyze/cost',

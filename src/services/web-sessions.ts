@@ -246,8 +246,11 @@ export class WebSessionService {
     };
   }
 
-  /** A single-use link (24 hours) that makes an account with this role in the organization; shown once. */
-  async createAccountLink(organizationId: string, role: Role = 'owner'): Promise<string> {
+  /**
+   * A single-use link (24 hours) that makes an account with this role in the organization; shown once.
+   * With `email` (an invitation) only an account with that address can use it.
+   */
+  async createAccountLink(organizationId: string, role: Role = 'owner', email?: string): Promise<string> {
     const token = randomBytes(32).toString('base64url');
     const now = Date.now();
     await this.deps.store.members.insertAccountLink({
@@ -256,6 +259,7 @@ export class WebSessionService {
       role,
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(now + ACCOUNT_LINK_HOURS * 3600_000).toISOString(),
+      email: email?.trim().toLowerCase() ?? null,
     });
     // In the fragment: browsers never send it, so it reaches no request log or proxy.
     return `${this.deps.config.publicUrl}/setup#${token}`;
@@ -277,7 +281,7 @@ export class WebSessionService {
         field: 'email',
         message: 'an account with this email exists already; invite another address',
       });
-    const link = await this.createAccountLink(organization.id, role);
+    const link = await this.createAccountLink(organization.id, role, email);
     const expiresAt = new Date(Date.now() + ACCOUNT_LINK_HOURS * 3600_000).toISOString();
     try {
       await this.mailer.sendInvitation({
@@ -318,6 +322,12 @@ export class WebSessionService {
     const email = input.email.trim().toLowerCase();
     if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
       throw new AppError('invalid_request', { field: 'email', message: 'email must be an email address' });
+    // An invitation went to one address: the mail proves that address, and only that one.
+    if (link.email !== null && link.email !== email)
+      throw new AppError('invalid_request', {
+        field: 'email',
+        message: 'this invitation is for another email address; use the address the invitation was sent to',
+      });
     const ctx = await this.auth.$context;
     const { minPasswordLength, maxPasswordLength } = ctx.password.config;
     if (input.password.length < minPasswordLength || input.password.length > maxPasswordLength)

@@ -120,6 +120,7 @@ export class MemberRepository {
     role: Role;
     createdAt: string;
     expiresAt: string;
+    email?: string | null;
   }): Promise<void> {
     await this.db
       .insertInto('account_links')
@@ -130,23 +131,24 @@ export class MemberRepository {
         created_at: l.createdAt,
         expires_at: l.expiresAt,
         used_at: null,
+        email: l.email ?? null,
       })
       .execute();
   }
 
-  /** The link's organization and role while it is unused and unexpired, else null. */
+  /** The link's organization, role and address (if bound to one) while it is unused and unexpired, else null. */
   async findAccountLink(
     tokenHash: string,
     now: string,
-  ): Promise<{ organizationId: string; role: Role } | null> {
+  ): Promise<{ organizationId: string; role: Role; email: string | null } | null> {
     const r = await this.db
       .selectFrom('account_links')
-      .select(['organization_id', 'role'])
+      .select(['organization_id', 'role', 'email'])
       .where('token_hash', '=', tokenHash)
       .where('used_at', 'is', null)
       .where('expires_at', '>', now)
       .executeTakeFirst();
-    return r ? { organizationId: r.organization_id, role: r.role as Role } : null;
+    return r ? { organizationId: r.organization_id, role: r.role as Role, email: r.email } : null;
   }
 
   /** Marks the link used; false when another request used it first (or it expired meanwhile). */

@@ -17,6 +17,7 @@ import * as m0013 from './migrations/0013_asset_upload_used.js';
 import * as m0014 from './migrations/0014_job_turns.js';
 import * as m0015 from './migrations/0015_generation_dub.js';
 import * as m0017 from './migrations/0017_web_sessions.js';
+import * as m0018 from './migrations/0018_account_link_email.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -35,6 +36,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0014_job_turns': m0014,
   '0015_generation_dub': m0015,
   '0017_web_sessions': m0017,
+  '0018_account_link_email': m0018,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -141,6 +141,8 @@ export interface AccountLinkTable {
   created_at: string;
   expires_at: string;
   used_at: string | null;
+  /** An invitation's address (0018); null: any address. */
+  email: string | null;
 }
 
 /** Batches (0008): counters are written in each child's terminal transaction. */

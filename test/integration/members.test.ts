@@ -96,7 +96,12 @@ describe(`organization members (${process.env.TEST_DATABASE ?? 'sqlite'})`, () =
     const link = /(https?:\/\/\S+\/setup#[\w-]+)/.exec(mail.raw.replace(/=\r?\n/g, ''))?.[1];
     assert.ok(link, mail.raw);
     assert.match(mail.raw, /as admin/);
-    assert.equal((await claim(link, email.toLowerCase())).statusCode, 201);
+    // The link is for the invited address only: another one is refused and the link stays usable.
+    const stranger = await claim(link, `stranger-${Date.now()}@example.com`);
+    assert.equal(stranger.statusCode, 400, stranger.body);
+    assert.equal(stranger.json().field, 'email');
+    assert.doesNotMatch(stranger.body, new RegExp(email, 'i'), 'the invited address is not disclosed');
+    assert.equal((await claim(link, email)).statusCode, 201, 'the address in any letter case');
     // single use
     assert.equal((await claim(link, `again-${Date.now()}@example.com`)).statusCode, 410);
 

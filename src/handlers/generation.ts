@@ -157,7 +157,11 @@ export function generationHandler(
         result.dub?.audioKey ?? null,
         ...(result.dub?.record.kept?.clips.map((c) => c.key) ?? []),
       ],
-      maxOutputs: 3 + MAX_KEPT_SEGMENT_CLIPS,
+      maxOutputs: 3,
+      async outputsOf(job) {
+        const g = await store.generations.findAny(job.subjectId);
+        return (g?.resolvedInput as StoredInputs | undefined)?.request?.dub ? 3 + MAX_KEPT_SEGMENT_CLIPS : 3;
+      },
       measure: measuredGenerationResult,
     },
 

@@ -20,6 +20,7 @@ import type { ResolvedMedia } from './generation-inputs.js';
 import { generationView, type GenerationView } from './generation-view.js';
 import { GenerationAdmission, type BatchChild } from './generation-admission.js';
 import { attachDialogueEdit } from './dialogue-render.js';
+import { attachRedub } from './redub.js';
 import type { SpeechService } from './speech.js';
 import { AppError } from '../domain/errors.js';
 import {
@@ -392,8 +393,13 @@ export class GenerationService {
    * are probed (nothing stored, nothing created) and priced at the output's length and frame rate.
    */
   async analyzeCost(org: Organization, body: GenerationRequestBody): Promise<Estimate> {
-    // A dialogue edit is quoted at its preview's length, with the same refusals as the render.
-    const req = await attachDialogueEdit(this.deps, org, normaliseGenerationRequest(body));
+    // A dialogue edit is quoted at its preview's length, with the same refusals as the render; a
+    // re-dub at its earlier dub's video.
+    const req = await attachRedub(
+      this.store,
+      org,
+      await attachDialogueEdit(this.deps, org, normaliseGenerationRequest(body)),
+    );
     if (req.text)
       throw new AppError('cost_estimate_unavailable', {
         field: req.text.field,

@@ -2,11 +2,15 @@
 // dubs English speech into Spanish offline (given words, Apertium, the local voices), then a second
 // generation based on it corrects one segment's translation. Only that segment is spoken again: its
 // audio (GET …/dub/segments/{id}/audio) differs and its words are the new ones, while every other
-// segment's audio is the same bytes. Refusals at submit give their catalogue codes, and deleting the
-// first generation removes its segment audio from storage while the re-dub keeps its own.
+// segment's audio is the same bytes; a timing correction places a segment anew the same way.
+// Refusals at submit give their catalogue codes. The first dub's video is fetched by URL: re-dubs
+// share that stored copy, deleting a re-dub leaves it, and deleting the first dub removes it and its
+// segment audio from storage while its re-dubs keep their own segment audio.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -34,10 +38,22 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
   let org: E2eOrg;
   let dir: string;
   let db: Services | null = null;
+  // Serves the source video by URL: the dub fetches and stores its own copy, which re-dubs share.
+  let media: Server;
+  let mediaFile = '';
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'lipsync-redub-e2e-'));
-    dep = await createDeployment({ env: { LIPSYNC_WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn' } });
+    media = createServer((_req, res) => {
+      readFile(mediaFile).then(
+        (b) => res.writeHead(200, { 'content-type': 'video/mp4' }).end(b),
+        () => res.writeHead(404).end(),
+      );
+    });
+    await new Promise<void>((r) => media.listen(0, '127.0.0.1', r));
+    dep = await createDeployment({
+      env: { LIPSYNC_WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn', LIPSYNC_ALLOW_PRIVATE_URLS: '1' },
+    });
     server = await startServer({ env: { ...dep.env } });
     org = await cliOrg(dep.env);
   });
@@ -45,6 +61,7 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
     await db?.close();
     await server?.stop();
     await dep?.cleanup();
+    media?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -74,10 +91,12 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
 
   test('only the corrected segment is spoken again; the others are the same bytes', async () => {
     const speech = await englishSpeech(server, org, dir, 'hello', SCRIPT, 500);
-    const video = await uploadOverHttp(server, org, await sourceVideo(dir, 'hello.mp4', [speech], 5));
+    mediaFile = await sourceVideo(dir, 'hello.mp4', [speech], 5);
+    const video = await uploadOverHttp(server, org, mediaFile);
+    const url = `http://127.0.0.1:${(media.address() as AddressInfo).port}/hello.mp4`;
     const first = await createGeneration(server, org, {
       model: 'lipsync-2',
-      input: [{ type: 'video', assetId: video }],
+      input: [{ type: 'video', url }],
       dubParams: { targetLang: 'es', sourceLang: 'en', transcript: SCRIPT },
     });
     const edit = { basedOn: first, segments: [{ id: 's2', translatedText: NEW_TEXT }] };
@@ -85,6 +104,10 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
     await refused({ dubParams: edit }, 409, 'generation_not_ready', 'dubParams.basedOn');
     await completed(first);
 
+    db = await createServices(loadConfig({ ...dep.env, LOG_LEVEL: 'silent' }), createLogger('silent'));
+    const firstVideo = (
+      (await db.store.generations.findAny(first))!.resolvedInput.video as { blobKey: string }
+    ).blobKey;
     const before = await api(server, org, 'GET', `/v2/generations/${first}/transcript`);
     assert.equal(before.status, 200, before.text);
     const ids: string[] = before.json.segments.map((s: any) => s.id);
@@ -157,6 +180,24 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
     const unknown = await api(server, org, 'GET', `/v2/generations/${second}/dub/segments/s7/audio`);
     assert.equal(unknown.status, 404, unknown.text);
 
+    // A timing correction: s1's span moved later; s1 spoken again there, s2's audio kept.
+    const b1 = before.json.segments[0];
+    const moved = { id: 's1', startMs: b1.startMs + 300, endMs: b1.endMs + 300 };
+    const third = await createGeneration(server, org, {
+      model: 'lipsync-2',
+      dubParams: { basedOn: first, segments: [moved] },
+    });
+    await completed(third);
+    const t3 = (await api(server, org, 'GET', `/v2/generations/${third}/transcript`)).json;
+    assert.deepEqual(t3.basedOn.regenerated, ['s1']);
+    assert.equal(t3.segments[0].dubStartMs, moved.startMs);
+    assert.equal(t3.segments[0].translatedText, b1.translatedText);
+    assert.equal((await segmentAudio(third, 's2')).sha, old2.sha);
+    // Deleting a re-dub leaves the earlier dub's video (fetched for the earlier dub) in place.
+    assert.ok([200, 204].includes((await api(server, org, 'DELETE', `/v2/generations/${third}`)).status));
+    assert.equal((await segmentAudio(first, 's2')).sha, old2.sha);
+    assert.equal(await db.blobs.exists(firstVideo), true, 'the earlier dub keeps its video');
+
     // A generation that is not a dub cannot be re-dubbed (in any state).
     const plain = await createGeneration(server, org, {
       model: 'lipsync-2',
@@ -173,7 +214,6 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
     );
 
     // Deleting the first dub removes its segment audio from storage; the re-dub keeps its own copies.
-    db = await createServices(loadConfig({ ...dep.env, LOG_LEVEL: 'silent' }), createLogger('silent'));
     const job = (await db.store.jobs.findBySubject('generation', first))!;
     const stored = await db.blobs.list(`jobs/${job.id}/`);
     for (const s of ids)
@@ -184,8 +224,16 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
     const del = await api(server, org, 'DELETE', `/v2/generations/${first}`);
     assert.ok(del.status === 200 || del.status === 204, del.text);
     assert.deepEqual(await db.blobs.list(`jobs/${job.id}/`), []);
+    assert.equal(await db.blobs.exists(firstVideo), false, 'its fetched video went with it');
     assert.equal((await segmentAudio(second, 's1')).sha, old1.sha);
     await refused({ dubParams: edit }, 404, 'generation_not_found', 'dubParams.basedOn');
+    // The video was the first dub's fetched copy: gone with it, so its re-dubs cannot be re-dubbed.
+    await refused(
+      { dubParams: { basedOn: second, segments: [{ id: 's1', translatedText: 'Hola.' }] } },
+      422,
+      'generation_input_video_inaccessible',
+      'dubParams.basedOn',
+    );
     await waitDone(server, org, plain, 300_000);
   });
 });

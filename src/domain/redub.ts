@@ -8,7 +8,7 @@ import { fitSegment, type DubSegmentPlan } from './dub-timing.js';
 import type { DubKept, DubRecord, DubSegment, DubSegmentEdit } from './dub.js';
 
 /** An earlier dub that a re-dub can reuse: completed, with each segment's audio kept. */
-export type RedubBase = DubRecord & { kept: DubKept };
+export type RedubBase = DubRecord & { kept: DubKept; timeline: NonNullable<DubRecord['timeline']> };
 
 const FIELD = 'dubParams.basedOn';
 
@@ -32,14 +32,14 @@ export function redubBase(g: DubbedGeneration | null): RedubBase {
       cause: err,
     });
   }
-  const kept = dub.kept;
-  if (!kept || !dub.timeline || kept.clips.length !== dub.segments.length)
+  const { kept, timeline } = dub;
+  if (!kept || !timeline || kept.clips.length !== dub.segments.length)
     throw new AppError('generation_output_unavailable', {
       status: 422,
       field: FIELD,
       message: 'That dub kept no audio per segment (made before re-dubs, or too long): dub the video again.',
     });
-  return { ...dub, kept };
+  return { ...dub, kept, timeline };
 }
 
 /**

@@ -88,7 +88,7 @@ export async function redubSpeech(input: RedubInput, tools: DubTools): Promise<D
       const k = base.kept.clips[i];
       if (k.id !== s.id) throw new Error(`the earlier dub's clip ${i} is ${k.id}, not ${s.id}`);
       await input.fetch(k.key, path);
-      appendKeptTimeline(timeline, base.timeline as SpeechTimeline, k);
+      appendKeptTimeline(timeline, base.timeline, k);
     }
     clips.push({
       id: s.id,

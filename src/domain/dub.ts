@@ -28,6 +28,38 @@ export interface DubRequest {
   chosenVoice?: { provider: ProviderName; name: string };
   /** Extension: the words spoken in the source, when known (recognition then only times them). */
   transcript: string | null;
+  /**
+   * A re-dub (docs/dubbing.md, "Re-dubbing segments"): an earlier completed dub of the organization
+   * with some segments corrected; the rest of its dub is reused. Languages, provider and voice are
+   * then the earlier dub's (filled in at submit).
+   */
+  basedOn?: RedubRequest | null;
+}
+
+/** The longest corrected translation of one segment, characters. */
+export const MAX_SEGMENT_TEXT_CHARS = 2_000;
+/** The most segments one re-dub may correct. */
+export const MAX_REDUB_EDITS = 200;
+/**
+ * A dub keeps each segment's fitted audio (for re-dubs and listening) up to this many segments; a
+ * longer dub keeps none (a remote worker's outputs per attempt are bounded by it).
+ */
+export const MAX_KEPT_SEGMENT_CLIPS = 400;
+
+/** One segment's correction (`dubParams.segments[]`). */
+export interface DubSegmentEdit {
+  id: string;
+  /** The new translation; absent: the segment's translation is spoken again (a timing correction). */
+  translatedText?: string;
+  /** A new source span: the room the dubbed speech is fitted to, and where the original is lowered. */
+  startMs?: number;
+  endMs?: number;
+}
+
+export interface RedubRequest {
+  /** The earlier dub's generation id. */
+  generationId: string;
+  segments: DubSegmentEdit[];
 }
 
 function bad(field: string, message: string): never {
@@ -41,10 +73,22 @@ export function normaliseDubParams(raw: unknown): DubRequest {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     bad('dubParams', 'dubParams must be an object {targetLang, sourceLang?, provider?}');
   const p = raw as Record<string, unknown>;
-  const known = new Set(['targetLang', 'sourceLang', 'numSpeakers', 'provider', 'voiceId', 'transcript']);
+  const known = new Set([
+    'targetLang',
+    'sourceLang',
+    'numSpeakers',
+    'provider',
+    'voiceId',
+    'transcript',
+    'basedOn',
+    'segments',
+  ]);
   for (const k of Object.keys(p))
     if (!known.has(k))
       bad(`dubParams.${k}`, `dubParams.${k} is not a dubbing parameter (${[...known].join(', ')})`);
+  if (p.basedOn !== undefined && p.basedOn !== null) return redubParams(p);
+  if (p.segments !== undefined && p.segments !== null)
+    bad('dubParams.segments', 'dubParams.segments corrects an earlier dub: give dubParams.basedOn too');
   const target = p.targetLang;
   if (typeof target !== 'string' || !LANG.test(target.trim()))
     bad('dubParams.targetLang', 'dubParams.targetLang must be a language code such as "es"');
@@ -100,6 +144,85 @@ export function normaliseDubParams(raw: unknown): DubRequest {
     voiceId,
     transcript,
   };
+}
+
+/**
+ * A re-dub's parameters: the earlier dub and the corrections. What the earlier dub decided (languages,
+ * provider, voice, transcript) is kept, so only `targetLang` may be repeated (checked against it).
+ */
+function redubParams(p: Record<string, unknown>): DubRequest {
+  for (const k of Object.keys(p))
+    if (!['basedOn', 'segments', 'targetLang'].includes(k) && p[k] !== undefined && p[k] !== null)
+      bad(`dubParams.${k}`, `dubParams.${k} cannot be changed by a re-dub: the earlier dub's is kept`);
+  if (typeof p.basedOn !== 'string' || p.basedOn.trim() === '' || p.basedOn.length > 100)
+    bad('dubParams.basedOn', 'dubParams.basedOn must be the id of a completed dubbed generation');
+  let target = '';
+  if (p.targetLang !== undefined && p.targetLang !== null) {
+    if (typeof p.targetLang !== 'string' || !LANG.test(p.targetLang.trim()))
+      bad('dubParams.targetLang', 'dubParams.targetLang must be a language code such as "es"');
+    target = p.targetLang.trim().toLowerCase();
+  }
+  return {
+    // Empty until the earlier dub is read at submit (its language then, or a refusal).
+    targetLang: target,
+    sourceLang: null,
+    provider: 'local',
+    voiceId: null,
+    transcript: null,
+    basedOn: { generationId: p.basedOn.trim(), segments: segmentEdits(p.segments) },
+  };
+}
+
+const EDIT_KEYS = ['id', 'translatedText', 'startMs', 'endMs'];
+
+/** `dubParams.segments`: one correction per segment id, each changing its text, its span or both. */
+function segmentEdits(raw: unknown): DubSegmentEdit[] {
+  if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_REDUB_EDITS)
+    bad(
+      'dubParams.segments',
+      `dubParams.segments must list 1 to ${MAX_REDUB_EDITS} segment corrections {id, translatedText?, startMs?, endMs?}`,
+    );
+  const seen = new Set<string>();
+  return raw.map((item: unknown, i): DubSegmentEdit => {
+    const f = `dubParams.segments[${i}]`;
+    if (typeof item !== 'object' || item === null || Array.isArray(item))
+      bad(f, `${f} must be an object {id, translatedText?, startMs?, endMs?}`);
+    const e = item as Record<string, unknown>;
+    for (const k of Object.keys(e))
+      if (!EDIT_KEYS.includes(k))
+        bad(`${f}.${k}`, `${f}.${k} is not a segment field (${EDIT_KEYS.join(', ')})`);
+    if (typeof e.id !== 'string' || e.id.trim() === '' || e.id.length > 100)
+      bad(`${f}.id`, `${f}.id must be a segment id of the earlier dub's transcript`);
+    const id = e.id.trim();
+    if (seen.has(id)) bad(`${f}.id`, `segment ${id} is corrected twice`);
+    seen.add(id);
+    const out: DubSegmentEdit = { id };
+    if (e.translatedText !== undefined && e.translatedText !== null) {
+      const t = typeof e.translatedText === 'string' ? e.translatedText.trim() : '';
+      if (!/[\p{L}\p{N}]/u.test(t)) bad(`${f}.translatedText`, `${f}.translatedText holds no words`);
+      if (t.length > MAX_SEGMENT_TEXT_CHARS)
+        bad(`${f}.translatedText`, `${f}.translatedText is longer than ${MAX_SEGMENT_TEXT_CHARS} characters`);
+      out.translatedText = t;
+    }
+    const hasStart = e.startMs !== undefined && e.startMs !== null;
+    const hasEnd = e.endMs !== undefined && e.endMs !== null;
+    if (hasStart !== hasEnd)
+      bad(`${f}.${hasStart ? 'endMs' : 'startMs'}`, `${f}: give startMs and endMs together`);
+    if (hasStart) {
+      const ms = (k: 'startMs' | 'endMs'): number => {
+        const v = e[k];
+        if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 86_400_000)
+          bad(`${f}.${k}`, `${f}.${k} must be milliseconds from the start of the video`);
+        return Math.round(v);
+      };
+      out.startMs = ms('startMs');
+      out.endMs = ms('endMs');
+      if (out.endMs <= out.startMs) bad(`${f}.endMs`, `${f}.endMs must be after startMs`);
+    }
+    if (out.translatedText === undefined && out.startMs === undefined)
+      bad(f, `${f} changes nothing: give translatedText, or startMs and endMs`);
+    return out;
+  });
 }
 
 /**
@@ -220,6 +343,10 @@ export interface DubRecord {
   transcriptSource: 'recognized' | 'given';
   voices: DubVoice[];
   segments: DubSegment[];
+  /** A re-dub: the dub it was made from, and the ids of the segments spoken anew (the rest reused). */
+  basedOn?: { generationId: string; regenerated: string[] };
+  /** What a re-dub reuses (server-side only: never in the transcript). */
+  kept?: DubKept;
   /**
    * The dubbed speech's words and phones (lower-case ARPAbet-like mouth classes, `sil` for pauses) in
    * ms of the output: the synthesizer's own times, which shape the mouth.
@@ -228,6 +355,40 @@ export interface DubRecord {
     words: { text: string; startMs: number; endMs: number }[];
     phonemes: { phone: string; startMs: number; endMs: number; word?: number }[];
   };
+}
+
+/** A voice profile as the local synthesizer applies it (src/speech/types.ts VoiceProfile). */
+export interface DubVoiceProfile {
+  pitchMedianHz: number;
+  pitchQ10Hz: number;
+  pitchQ90Hz: number;
+  formantsHz: [number, number, number];
+  ltasDb: number[];
+  ltasBandsHz: number[];
+  baseVoice: string;
+}
+
+/** One segment's fitted audio as stored, and its words and phones in the record's timeline. */
+export interface KeptClip {
+  id: string;
+  /** Storage key of its fitted WAV (an output of the generation's job: deleted with it). */
+  key: string;
+  /** [from, to) indexes into timeline.words and timeline.phonemes. */
+  words: [number, number];
+  phonemes: [number, number];
+}
+
+/** What a re-dub of this dub reuses: each segment's fitted audio, and each speaker's voice. */
+export interface DubKept {
+  clips: KeptClip[];
+  /** The provider voice each speaker spoke with, and the profile applied (null: the voice as it is). */
+  speakers: { speaker: string; providerVoiceId: string; profile: DubVoiceProfile | null }[];
+}
+
+/** The transcript as clients see it: without what only a re-dub reads. */
+export function publicDub(d: DubRecord): Omit<DubRecord, 'kept'> {
+  const { kept: _kept, ...rest } = d;
+  return rest;
 }
 
 /** The dub's figures for the quality report and the webhook. */
@@ -243,6 +404,7 @@ export function dubSummary(d: DubRecord): Record<string, unknown> {
     speakers: d.voices.length,
     voices: d.voices,
     segments: d.segments.length,
+    ...(d.basedOn ? { basedOn: d.basedOn.generationId, regenerated: d.basedOn.regenerated } : {}),
     segmentsFitting: d.segments.filter((s) => s.fits).length,
     segmentsStretched: stretched.length,
     stretchMin: d.segments.length ? Math.min(...d.segments.map((s) => s.stretch)) : 1,

@@ -40,6 +40,11 @@ export interface MediaRef {
   refId?: string;
   /** Audio inputs: the words spoken, as the client gave them (trimmed). */
   transcript?: string;
+  /**
+   * Set by the service, never from the request: a blob of the organization's own that the server
+   * names (a re-dub's video, stored with the earlier generation), used as it is.
+   */
+  storedKey?: string;
 }
 
 /** The longest transcript an audio input may carry, characters. */
@@ -466,6 +471,14 @@ function dubRequest(body: GenerationRequestBody, model: string): NormalisedReque
   if (Array.isArray(body.segments) && body.segments.length > 0)
     bad('segments', 'segments cannot be combined with dubParams: the dub places the new speech');
   const items = body.input ?? [];
+  if (dub.basedOn) {
+    // A re-dub speaks over the earlier dub's own video (its segments are timed on it): the service
+    // names that video's stored blob at submit.
+    if (Array.isArray(items) && items.length > 0)
+      bad('input', 'a re-dub (dubParams.basedOn) uses the video of the earlier dub: leave input out');
+    const earlier: MediaRef = { field: 'dubParams.basedOn' };
+    return { ...dubShape(body, model, earlier), dub };
+  }
   if (!Array.isArray(items) || items.length === 0)
     bad('input', 'with dubParams, input needs one video input (url or assetId)');
   let video: MediaRef | null = null;
@@ -479,7 +492,10 @@ function dubRequest(body: GenerationRequestBody, model: string): NormalisedReque
     video = mediaRef(item, i);
   });
   if (!video) bad('input', 'with dubParams, input needs one video input (url or assetId)');
-  const v = video as MediaRef;
+  return { ...dubShape(body, model, video as MediaRef), dub };
+}
+
+function dubShape(body: GenerationRequestBody, model: string, v: MediaRef): NormalisedRequest {
   return {
     model,
     video: v,
@@ -491,6 +507,5 @@ function dubRequest(body: GenerationRequestBody, model: string): NormalisedReque
     segments: [],
     ...commonFields(body),
     dialogueEdit: null,
-    dub,
   };
 }

@@ -21,7 +21,8 @@ import { JobFailure, type JobError, type JobHandler, type SettledResource } from
 import { runGeneration, type GenerationResult, type GenerationRunInput } from '../pipeline/run-generation.js';
 import type { ArticulationDeps } from '../pipeline/articulation.js';
 import type { DubTools, DubVoiceChoice } from '../pipeline/dub.js';
-import type { DubRequest } from '../domain/dub.js';
+import { MAX_KEPT_SEGMENT_CLIPS, type DubRequest } from '../domain/dub.js';
+import { redubBase, type RedubBase } from '../domain/redub.js';
 import type { SpeechService } from '../services/speech.js';
 import type { Organization } from '../store/organizations.js';
 import type { JobRecord } from '../store/jobs.js';
@@ -123,6 +124,9 @@ export function generationHandler(
         audio: stored.audio,
         watermark: watermarksOutputs(org.plan),
         ...(dub?.voiceId ? { dubVoice: await dubVoiceOf(job, org, dub, dub.voiceId) } : {}),
+        ...(dub?.basedOn
+          ? { dubBase: await earlierDub(job, g.organizationId, dub.basedOn.generationId) }
+          : {}),
       };
     },
 
@@ -141,9 +145,23 @@ export function generationHandler(
     },
 
     remote: {
-      inputKeys: (input) => [input.visual.blobKey, input.audio.blobKey],
-      outputKeys: (result) => [result.outputKey, result.watermarkedKey, result.dub?.audioKey ?? null],
+      // A re-dub also reads the earlier dub's kept segment audio; a dub stores its segments' audio.
+      inputKeys: (input) => [
+        input.visual.blobKey,
+        input.audio.blobKey,
+        ...(input.dubBase?.kept.clips.map((c) => c.key) ?? []),
+      ],
+      outputKeys: (result) => [
+        result.outputKey,
+        result.watermarkedKey,
+        result.dub?.audioKey ?? null,
+        ...(result.dub?.record.kept?.clips.map((c) => c.key) ?? []),
+      ],
       maxOutputs: 3,
+      async outputsOf(job) {
+        const g = await store.generations.findAny(job.subjectId);
+        return (g?.resolvedInput as StoredInputs | undefined)?.request?.dub ? 3 + MAX_KEPT_SEGMENT_CLIPS : 3;
+      },
       measure: measuredGenerationResult,
     },
 
@@ -196,6 +214,26 @@ export function generationHandler(
       if (g.webhookUrl) await enqueueWebhook(trx, g);
     },
   };
+
+  /**
+   * A re-dub's earlier dub as it is now: deleted since the submit (its stored audio with it), the
+   * re-dub cannot run.
+   */
+  async function earlierDub(job: JobRecord, organizationId: string, id: string): Promise<RedubBase> {
+    const g = await store.generations.find(id, organizationId);
+    try {
+      return redubBase(g);
+    } catch (err) {
+      throw new JobFailure(
+        {
+          code: 'generation_output_unavailable',
+          message: 'The dub this re-dub is based on was deleted, or can no longer be re-dubbed.',
+        },
+        'permanent',
+        err,
+      );
+    }
+  }
 
   /**
    * A dub's chosen voice as the run needs it (provider, its voice id, a clone's profile, the

@@ -159,6 +159,8 @@ export interface RemoteRun<Input, Result> {
   outputKeys(result: Result): (string | null)[];
   /** How many files one attempt uploads at most (each within the plan's file size). */
   readonly maxOutputs: number;
+  /** Where it depends on the job (a dub also stores each segment's audio): this job's bound instead. */
+  outputsOf?(job: JobRecord): Promise<number>;
   /**
    * The result with the figures the server measured from its outputs; a string: unusable outputs.
    * `rules` are the server's own decisions for the job's organization (its plan's watermark).

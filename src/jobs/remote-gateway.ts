@@ -316,7 +316,8 @@ export class RemoteGateway {
     const org = await this.deps.store.organizations.findById(job.organizationId);
     if (!org || !isPlan(org.plan))
       throw new AppError('invalid_request', { message: "The job's organization no longer exists." });
-    const outputs = this.deps.handlers.get(job.kind).remote?.maxOutputs ?? 0;
+    const remote = this.deps.handlers.get(job.kind).remote;
+    const outputs = (await remote?.outputsOf?.(job)) ?? remote?.maxOutputs ?? 0;
     return outputBounds(PLAN_LIMITS[org.plan].maxFileBytes, outputs, this.deps.uploadMaxBytes);
   }
 

@@ -14,6 +14,8 @@ import {
   dubSourceLang,
   sentencesOf,
   voiceSpeaks,
+  MAX_KEPT_SEGMENT_CLIPS,
+  type DubKept,
   type DubRecord,
   type DubRequest,
   type DubSegment,
@@ -97,6 +99,21 @@ export interface DubOutput {
   stageSeconds: Record<string, number>;
   /** What the quality report should say about how the dub was made. */
   notes: string[];
+  /**
+   * Each segment's fitted audio, to be stored for re-dubs and listening (DubKept once uploaded);
+   * null: too many segments to keep (MAX_KEPT_SEGMENT_CLIPS).
+   */
+  clips: StageClip[] | null;
+  /** Each speaker's provider voice and the profile applied. */
+  speakers: DubKept['speakers'];
+}
+
+/** A segment's fitted WAV on this machine, and its words and phones in the dub's timeline. */
+export interface StageClip {
+  id: string;
+  path: string;
+  words: [number, number];
+  phonemes: [number, number];
 }
 
 /** The voice's typical pitch by its gender label, for choosing among a language's voices. */
@@ -105,7 +122,11 @@ const NOMINAL_PITCH_HZ: Record<string, number> = { male: 115, female: 205 };
 const PROFILE_SAMPLE_MS = 30_000;
 
 /** Runs `fn`, adding its seconds to `times[stage]`. */
-async function timed<T>(times: Record<string, number>, stage: string, fn: () => Promise<T>): Promise<T> {
+export async function timed<T>(
+  times: Record<string, number>,
+  stage: string,
+  fn: () => Promise<T>,
+): Promise<T> {
   const t0 = performance.now();
   try {
     return await fn();
@@ -172,13 +193,7 @@ export async function dubSpeech(input: DubInput, tools: DubTools): Promise<DubOu
   input.onProgress(0.45);
 
   const given = input.voice ?? null;
-  const synthesizer = given ? tools.synthesizers(given.provider) : tools.synthesizer;
-  if (!synthesizer)
-    throw new AppError('provider_service_unavailable', {
-      field: 'dubParams.voiceId',
-      message: `The ${given!.provider} voice provider is not configured where this dub runs.`,
-      headers: { 'Retry-After': '30' },
-    });
+  const synthesizer = synthesizerFor(tools, given);
   const voices = await timed(times, 'voices', () =>
     given
       ? givenVoice(given, sentences, pair.to, tools.synthesizer, signal)
@@ -188,40 +203,22 @@ export async function dubSpeech(input: DubInput, tools: DubTools): Promise<DubOu
 
   // Each sentence spoken, then fitted into its span.
   const unmatched = new Set<string>();
-  const spoken: { path: string; durationMs: number; timeline: SpeechTimeline }[] = [];
+  const spoken: SpokenSentence[] = [];
   for (const [i, s] of sentences.entries()) {
     signal.throwIfAborted();
-    const v = voices.get(s.speaker)!;
     const sdir = join(dir, `sentence-${i + 1}`);
     await mkdir(sdir, { recursive: true });
-    const say = (profile: VoiceProfile | null) =>
-      speak(
-        synthesizer,
-        {
-          text: textOf.get(s.id) ?? '',
-          providerVoiceId: v.providerVoiceId,
-          // A local voice takes the profile fully; remote voices keep their provider's defaults.
-          settings: synthesizer.name === 'local' ? { similarityBoost: 1 } : {},
-          profile,
-          apiKey: given?.apiKey ?? null,
-          language: pair.to,
-          workDir: sdir,
-          signal,
-        },
-        tools.synthesisTimeoutMs,
-      );
-    const r = await timed(times, 'synthesis', async () => {
-      try {
-        return await say(v.profile);
-      } catch (err) {
-        // Praat refuses some pitch moves (a wide-ranging speaker on a flat synthetic voice can ask
-        // for negative pitch): that sentence keeps the voice as it is rather than failing the dub.
-        signal.throwIfAborted();
-        if (!v.profile || !(err instanceof PraatError)) throw err;
-        unmatched.add(s.id);
-        return say(null);
-      }
-    });
+    const r = await timed(times, 'synthesis', () =>
+      speakSentence(synthesizer, voices.get(s.speaker)!, {
+        text: textOf.get(s.id) ?? '',
+        language: pair.to,
+        apiKey: given?.apiKey ?? null,
+        workDir: sdir,
+        signal,
+        timeoutMs: tools.synthesisTimeoutMs,
+      }),
+    );
+    if (r.plain) unmatched.add(s.id);
     spoken.push({ path: r.audioPath, durationMs: r.durationMs, timeline: r.timeline });
     input.onProgress(0.5 + (0.35 * (i + 1)) / sentences.length);
   }
@@ -234,14 +231,19 @@ export async function dubSpeech(input: DubInput, tools: DubTools): Promise<DubOu
     })),
   );
   const clips: { path: string; startMs: number }[] = [];
+  const kept: StageClip[] = [];
   const timeline: SpeechTimeline = { words: [], phonemes: [] };
   for (const [i, plan] of plans.entries()) {
     const stretched = join(dir, `sentence-${i + 1}`, 'fitted.wav');
-    const outMs = await timed(times, 'timing', () =>
-      stretchWav(spoken[i].path, stretched, plan.stretch, { signal }),
-    );
+    const [w0, p0] = [timeline.words.length, timeline.phonemes.length];
+    await timed(times, 'timing', () => fitSpoken(spoken[i], plan, stretched, timeline, signal));
     clips.push({ path: stretched, startMs: plan.startMs });
-    placeTimeline(timeline, spoken[i].timeline, plan.startMs, outMs / Math.max(1, spoken[i].durationMs));
+    kept.push({
+      id: sentences[i].id,
+      path: stretched,
+      words: [w0, timeline.words.length],
+      phonemes: [p0, timeline.phonemes.length],
+    });
   }
   input.onProgress(0.9);
 
@@ -268,6 +270,12 @@ export async function dubSpeech(input: DubInput, tools: DubTools): Promise<DubOu
     notes: unmatched.size
       ? [`${unmatched.size} sentence(s) kept the plain voice: its pitch could not be moved to the speaker's`]
       : [],
+    clips: kept.length <= MAX_KEPT_SEGMENT_CLIPS ? kept : null,
+    speakers: [...voices.values()].map((v) => ({
+      speaker: v.voice.speaker,
+      providerVoiceId: v.providerVoiceId,
+      profile: v.profile,
+    })),
     record: {
       sourceLang: dubSourceLang(pair.from, heard),
       targetLang: pair.to,
@@ -279,6 +287,79 @@ export async function dubSpeech(input: DubInput, tools: DubTools): Promise<DubOu
       timeline,
     },
   };
+}
+
+/** The synthesizer of the dub's chosen voice (its provider must be configured here), else the local one. */
+export function synthesizerFor(tools: DubTools, given: DubVoiceChoice | null): SynthesisProvider {
+  const synthesizer = given ? tools.synthesizers(given.provider) : tools.synthesizer;
+  if (!synthesizer)
+    throw new AppError('provider_service_unavailable', {
+      field: 'dubParams.voiceId',
+      message: `The ${given?.provider} voice provider is not configured where this dub runs.`,
+      headers: { 'Retry-After': '30' },
+    });
+  return synthesizer;
+}
+
+/** A sentence as the synthesizer spoke it. */
+export interface SpokenSentence {
+  path: string;
+  durationMs: number;
+  timeline: SpeechTimeline;
+}
+
+/** One sentence stretched to its plan into `out`, its words and phones appended where it is placed. */
+export async function fitSpoken(
+  spoken: SpokenSentence,
+  plan: DubSegmentPlan,
+  out: string,
+  timeline: SpeechTimeline,
+  signal: AbortSignal,
+): Promise<void> {
+  const outMs = await stretchWav(spoken.path, out, plan.stretch, { signal });
+  placeTimeline(timeline, spoken.timeline, plan.startMs, outMs / Math.max(1, spoken.durationMs));
+}
+
+/**
+ * One sentence in its speaker's voice. Praat refuses some pitch moves (a wide-ranging speaker on a
+ * flat synthetic voice can ask for negative pitch): that sentence then keeps the voice as it is
+ * (`plain`) rather than failing the dub.
+ */
+export async function speakSentence(
+  synthesizer: SynthesisProvider,
+  voice: { providerVoiceId: string; profile: VoiceProfile | null },
+  o: {
+    text: string;
+    language: string;
+    apiKey: string | null;
+    workDir: string;
+    signal: AbortSignal;
+    timeoutMs: number;
+  },
+): Promise<SynthesisResult & { plain: boolean }> {
+  const say = (profile: VoiceProfile | null) =>
+    speak(
+      synthesizer,
+      {
+        text: o.text,
+        providerVoiceId: voice.providerVoiceId,
+        // A local voice takes the profile fully; remote voices keep their provider's defaults.
+        settings: synthesizer.name === 'local' ? { similarityBoost: 1 } : {},
+        profile,
+        apiKey: o.apiKey,
+        language: o.language,
+        workDir: o.workDir,
+        signal: o.signal,
+      },
+      o.timeoutMs,
+    );
+  try {
+    return { ...(await say(voice.profile)), plain: false };
+  } catch (err) {
+    o.signal.throwIfAborted();
+    if (!voice.profile || !(err instanceof PraatError)) throw err;
+    return { ...(await say(null)), plain: true };
+  }
 }
 
 function segmentOf(s: SourceSentence, translatedText: string, plan: DubSegmentPlan): DubSegment {

@@ -5,7 +5,8 @@ import type { SpeechTimeline } from '../speech/types.js';
 
 export interface ResolvedMedia {
   blobKey: string;
-  source: 'asset' | 'url';
+  /** url: fetched for this generation (deleted with it); generation: another generation's stored copy. */
+  source: 'asset' | 'url' | 'generation';
   assetId?: string;
   url?: string;
   probe: MediaProbe;

@@ -26,7 +26,9 @@ import { articulationFor, articulationReport, visemesOrNull, type ArticulationDe
 import { renderEditedVideo } from './dialogue-render.js';
 import { activeSpansOf, type DialogueRender } from '../domain/dialogue-render.js';
 import { dubSummary, type DubRecord } from '../domain/dub.js';
-import { dubSpeech, type DubTools, type DubVoiceChoice } from './dub.js';
+import { dubSpeech, type DubOutput, type DubTools, type DubVoiceChoice } from './dub.js';
+import { redubSpeech } from './redub.js';
+import type { RedubBase } from '../domain/redub.js';
 
 /** Everything a generation run needs, made on the server when the job is claimed. */
 export interface GenerationRunInput {
@@ -39,6 +41,8 @@ export interface GenerationRunInput {
   readonly watermark: boolean;
   /** A dub's chosen voice (dubParams.voiceId), resolved at claim time. */
   readonly dubVoice?: DubVoiceChoice;
+  /** A re-dub's earlier dub (dubParams.basedOn), read at claim time. */
+  readonly dubBase?: RedubBase;
 }
 
 export interface GenerationResult {
@@ -58,6 +62,38 @@ export interface GenerationResult {
 async function probeOf(media: ResolvedMedia, path: string): Promise<MediaProbe> {
   const { size } = await stat(path);
   return size === media.probe.sizeBytes ? media.probe : probeMedia(path);
+}
+
+/** The earlier dub a re-dub's job was given at claim time. */
+function earlierDub(input: GenerationRunInput): RedubBase {
+  if (!input.dubBase)
+    throw new JobFailure(
+      { code: 'generation_processing_failed', message: 'The earlier dub of this re-dub could not be read.' },
+      'permanent',
+      `generation ${input.generationId}: no dubBase in the run input`,
+    );
+  return input.dubBase;
+}
+
+/**
+ * The dub's record with each segment's fitted WAV stored (`dub-<segment>.wav`, an output of this
+ * job like dub.wav, so deleted with the generation): what a re-dub reuses and the studio plays.
+ */
+async function withKeptClips(
+  record: DubRecord,
+  kept: Pick<DubOutput, 'clips' | 'speakers'> | null,
+  ctx: RunContext,
+): Promise<DubRecord> {
+  if (!kept?.clips) return record;
+  const clips = [];
+  for (const c of kept.clips)
+    clips.push({
+      id: c.id,
+      key: await ctx.files.upload(`dub-${c.id}.wav`, c.path, 'audio/wav'),
+      words: c.words,
+      phonemes: c.phonemes,
+    });
+  return { ...record, kept: { clips, speakers: kept.speakers } };
 }
 
 export async function runGeneration(
@@ -83,24 +119,34 @@ export async function runGeneration(
       visual = { ...visual, probe: await probeOf(visual, visualPath) };
       let audio: ResolvedMedia;
       let dubRecord: DubRecord | null = null;
+      let dubClips: Pick<DubOutput, 'clips' | 'speakers'> | null = null;
       let dubReport: Record<string, unknown> | null = null;
       if (req.dub) {
         // A dub: the video's own speech becomes a new soundtrack first (the first 40 % of the
         // progress); from there on it is an audio input with its synthesizer's phone times.
         if (!dubbing) throw new AppError('generation_feature_unavailable', { field: 'dubParams' });
         const outer = ctx.progress;
-        const done = await dubSpeech(
-          {
-            sourcePath: visualPath,
-            durationMs: Math.round((visual.probe.durationSeconds ?? 0) * 1000),
-            request: req.dub,
-            voice: input.dubVoice ?? null,
-            workDir: dir,
-            signal: ctx.signal,
-            onProgress: (f) => outer(2 + f * 38),
-          },
-          dubbing,
-        );
+        const stage = {
+          sourcePath: visualPath,
+          durationMs: Math.round((visual.probe.durationSeconds ?? 0) * 1000),
+          request: req.dub,
+          voice: input.dubVoice ?? null,
+          workDir: dir,
+          signal: ctx.signal,
+          onProgress: (f: number) => outer(2 + f * 38),
+        };
+        const files = ctx.files;
+        const done = req.dub.basedOn
+          ? await redubSpeech(
+              {
+                ...stage,
+                base: earlierDub(input),
+                fetch: (key, path) => files.download(key, path, stage.signal),
+              },
+              dubbing,
+            )
+          : await dubSpeech(stage, dubbing);
+        dubClips = { clips: done.clips, speakers: done.speakers };
         ctx = { ...ctx, progress: (p) => outer(40 + p * 0.6) };
         await rename(done.audioPath, audioPath);
         // Stored with the outputs at the end (an upload takes the file away).
@@ -261,7 +307,10 @@ export async function runGeneration(
       ctx.progress(95);
       const outputKey = await ctx.files.upload(`output.${format}`, out, contentType);
       const dub = dubRecord
-        ? { record: dubRecord, audioKey: await ctx.files.upload('dub.wav', audioPath, 'audio/wav') }
+        ? {
+            record: await withKeptClips(dubRecord, dubClips, ctx),
+            audioKey: await ctx.files.upload('dub.wav', audioPath, 'audio/wav'),
+          }
         : null;
       return {
         outputKey,

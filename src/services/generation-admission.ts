@@ -19,6 +19,7 @@ import {
   withUploadedAssets,
   type UploadedForm,
 } from './generation-uploads.js';
+import { attachRedub } from './redub.js';
 import { attachDialogueEdit } from './dialogue-render.js';
 import { AppError } from '../domain/errors.js';
 import {
@@ -110,9 +111,10 @@ export class GenerationAdmission {
    * webhook address, the asked-for frame size. Also a batch's validation of each record.
    */
   async preflight(org: Organization, req: NormalisedRequest): Promise<NormalisedRequest> {
-    const r = await attachDialogueEdit(this.deps, org, req);
+    const r = await attachRedub(this.store, org, await attachDialogueEdit(this.deps, org, req));
     // A pair no provider here offers is refused before anything is fetched (422, with what is offered).
-    if (r.dub) {
+    // A re-dub translates nothing: its earlier dub's pair is not checked again.
+    if (r.dub && !r.dub.basedOn) {
       const pair = this.deps.translation.checkPair(r.dub.provider, r.dub.sourceLang, r.dub.targetLang);
       // The local recognizer hears English only: other speech needs its words or a recognition server.
       const from = pair.from ?? 'en';

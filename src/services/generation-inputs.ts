@@ -139,6 +139,14 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
     role: 'video' | 'image' | 'audio',
     keep: boolean,
   ): Promise<ResolvedMedia> {
+    if (ref.storedKey) {
+      // A re-dub's video: the earlier generation's stored copy, probed again (it must still be there).
+      const probe = await withDownload(ref.storedKey, (path) => probeMedia(path)).catch((e: unknown) => {
+        throw inaccessible(ref.field, "The earlier dub's video could not be read.", e);
+      });
+      expectKind(ref, role, probe.kind, !!probe.audio);
+      return { blobKey: ref.storedKey, source: 'generation', probe };
+    }
     // Our own signed URL (a TTS result, an upload) is read from the store, never fetched over HTTP.
     const own = ref.url ? await ownAsset(org, ref.url) : null;
     if (own) {

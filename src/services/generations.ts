@@ -7,7 +7,7 @@ import type { Organization } from '../store/organizations.js';
 import type { BlobStore } from '../storage/blob-store.js';
 import type { AuthContext } from './api-keys.js';
 import type { TranslationService } from './translation.js';
-import { dubSummary } from '../domain/dub.js';
+import { dubSummary, publicDub } from '../domain/dub.js';
 import type { AdmissionService } from './admission.js';
 import type { AssetService } from './assets.js';
 import type { Drain } from './drain.js';
@@ -20,6 +20,7 @@ import type { ResolvedMedia } from './generation-inputs.js';
 import { generationView, type GenerationView } from './generation-view.js';
 import { GenerationAdmission, type BatchChild } from './generation-admission.js';
 import { attachDialogueEdit } from './dialogue-render.js';
+import { attachRedub } from './redub.js';
 import type { SpeechService } from './speech.js';
 import { AppError } from '../domain/errors.js';
 import {
@@ -264,9 +265,39 @@ export class GenerationService {
   }
 
   /** GET /v2/generations/{id}/transcript: a completed dub's stored transcript. */
-  async dubTranscript(org: Organization, id: string): Promise<{ generationId: string } & DubRecord> {
+  async dubTranscript(
+    org: Organization,
+    id: string,
+  ): Promise<{ generationId: string } & Omit<DubRecord, 'kept'>> {
     const g = await this.get(org.id, id);
-    return { generationId: g.id, ...completedDub(g) };
+    return { generationId: g.id, ...publicDub(completedDub(g)) };
+  }
+
+  /**
+   * GET /v2/generations/{id}/dub/segments/{segmentId}/audio: a signed URL of one segment's fitted
+   * speech as the dub placed it (a WAV), as the output download gives the output's.
+   */
+  async dubSegmentAudioUrl(org: Organization, id: string, segmentId: string): Promise<string> {
+    const g = await this.get(org.id, id);
+    const dub = completedDub(g);
+    if (!dub.segments.some((s) => s.id === segmentId))
+      throw new AppError('generation_output_unavailable', {
+        field: 'segmentId',
+        message: `The dub has no segment ${JSON.stringify(segmentId)}.`,
+      });
+    const clip = dub.kept?.clips.find((c) => c.id === segmentId);
+    if (!clip)
+      throw new AppError('generation_output_unavailable', {
+        field: 'segmentId',
+        message: 'This dub kept no audio per segment (it was made before segments were kept).',
+      });
+    try {
+      if (!(await this.deps.blobs.exists(clip.key))) throw new AppError('generation_output_unavailable');
+      return await this.deps.blobs.signedUrl(clip.key, { fileName: `${g.id}.${segmentId}.wav` });
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      throw new AppError('generation_download_unavailable', { headers: { 'Retry-After': '5' }, cause: err });
+    }
   }
 
   /** GET /v2/generations/{id}/subtitles: a completed dub's subtitles as a file. */
@@ -362,8 +393,13 @@ export class GenerationService {
    * are probed (nothing stored, nothing created) and priced at the output's length and frame rate.
    */
   async analyzeCost(org: Organization, body: GenerationRequestBody): Promise<Estimate> {
-    // A dialogue edit is quoted at its preview's length, with the same refusals as the render.
-    const req = await attachDialogueEdit(this.deps, org, normaliseGenerationRequest(body));
+    // A dialogue edit is quoted at its preview's length, with the same refusals as the render; a
+    // re-dub at its earlier dub's video.
+    const req = await attachRedub(
+      this.store,
+      org,
+      await attachDialogueEdit(this.deps, org, normaliseGenerationRequest(body)),
+    );
     if (req.text)
       throw new AppError('cost_estimate_unavailable', {
         field: req.text.field,

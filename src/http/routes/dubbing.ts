@@ -1,11 +1,16 @@
-// Dubbing: the languages catalogue, and a completed dub's transcript and subtitles. Thin: one
+// Dubbing: the languages catalogue, and a completed dub's transcript, subtitles and segment audio. Thin: one
 // service call each.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../services/index.js';
 import { requireAuth } from '../gatekeeper.js';
 import { IdParams, errorResponses } from '../schemas/common.js';
-import { DubbingLanguagesSchema, DubTranscriptSchema, SubtitlesQuery } from '../schemas/dubbing.js';
+import {
+  DubbingLanguagesSchema,
+  DubTranscriptSchema,
+  SegmentParams,
+  SubtitlesQuery,
+} from '../schemas/dubbing.js';
 
 export const dubbingRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const tags = ['dubbing'];
@@ -40,6 +45,25 @@ export const dubbingRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     async (request) => {
       const auth = requireAuth(request);
       return services.generations.dubTranscript(auth.organization, request.params.id);
+    },
+  );
+
+  app.get(
+    '/v2/generations/:id/dub/segments/:segmentId/audio',
+    {
+      schema: {
+        tags,
+        operationId: 'dubbing.segmentAudio',
+        summary: "A signed URL of one segment's dubbed speech, a WAV (text/plain)",
+        params: SegmentParams,
+        response: { 200: Type.String(), ...errorResponses(401, 404, 409, 422, 503) },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const { id, segmentId } = request.params;
+      const url = await services.generations.dubSegmentAudioUrl(auth.organization, id, segmentId);
+      return reply.type('text/plain; charset=utf-8').send(url);
     },
   );
 

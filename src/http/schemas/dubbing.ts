@@ -69,6 +69,15 @@ export const DubTranscriptSchema = Type.Object({
   transcriptSource: Type.Union([Type.Literal('recognized'), Type.Literal('given')]),
   voices: Type.Array(Voice),
   segments: Type.Array(Segment),
+  basedOn: Type.Optional(
+    Type.Object(
+      {
+        generationId: Type.String(),
+        regenerated: Type.Array(Type.String(), { description: 'ids of the segments spoken anew' }),
+      },
+      { description: 'a re-dub: the dub it was made from; its other segments reuse that audio' },
+    ),
+  ),
   timeline: Type.Optional(
     Type.Object(
       {
@@ -95,4 +104,10 @@ export const SubtitlesQuery = Type.Object({
       description: 'the source speech, or its translation where the dubbed speech is heard',
     }),
   ),
+});
+
+/** A dubbed generation's segment (GET …/dub/segments/{segmentId}/audio). */
+export const SegmentParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 200 }),
+  segmentId: Type.String({ minLength: 1, maxLength: 100 }),
 });

@@ -1,0 +1,57 @@
+// Submit-time part of a re-dub (docs/dubbing.md, "Re-dubbing segments"): the earlier dub is read,
+// the corrections are checked against its transcript, and the request takes over what that dub
+// decided (languages, provider, voice, video). The stage itself is src/pipeline/redub.ts.
+import type { Store } from '../store/index.js';
+import type { Organization } from '../store/organizations.js';
+import type { MediaRef, NormalisedRequest } from '../domain/generation-request.js';
+import type { ResolvedMedia } from '../pipeline/resolved-media.js';
+import { AppError } from '../domain/errors.js';
+import { isUuid } from '../domain/ids.js';
+import { checkEdits, redubBase } from '../domain/redub.js';
+
+export async function attachRedub(
+  store: Store,
+  org: Organization,
+  req: NormalisedRequest,
+): Promise<NormalisedRequest> {
+  const ask = req.dub?.basedOn;
+  if (!req.dub || !ask) return req;
+  const g = isUuid(ask.generationId) ? await store.generations.find(ask.generationId, org.id) : null;
+  const base = redubBase(g);
+  checkEdits(base, ask.segments);
+  if (req.dub.targetLang && req.dub.targetLang !== base.targetLang)
+    throw new AppError('invalid_request', {
+      field: 'dubParams.targetLang',
+      message: `The earlier dub is in ${base.targetLang}; a re-dub keeps its language (leave targetLang out).`,
+    });
+  const stored = (g as NonNullable<typeof g>).resolvedInput;
+  const earlier = (stored.request as NormalisedRequest | undefined)?.dub ?? null;
+  const video = stored.video as ResolvedMedia | undefined;
+  if (!video?.blobKey)
+    throw new AppError('generation_output_unavailable', {
+      status: 422,
+      field: 'dubParams.basedOn',
+      message: "The earlier dub's video is no longer stored: dub the video again.",
+    });
+  // An asset stays the asset (in use while this runs); a fetched video is the earlier generation's
+  // stored copy, read but never deleted with this one.
+  const field = 'dubParams.basedOn';
+  const ref: MediaRef = video.assetId
+    ? { field, assetId: video.assetId }
+    : { field, storedKey: video.blobKey };
+  return {
+    ...req,
+    video: ref,
+    audio: { ...ref },
+    dub: {
+      targetLang: base.targetLang,
+      sourceLang: base.sourceLang,
+      provider: base.provider,
+      // The earlier dub's chosen voice is resolved again when the job is claimed (its key, its clone).
+      voiceId: earlier?.voiceId ?? null,
+      ...(earlier?.chosenVoice ? { chosenVoice: earlier.chosenVoice } : {}),
+      transcript: null,
+      basedOn: ask,
+    },
+  };
+}

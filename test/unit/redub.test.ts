@@ -1,0 +1,256 @@
+// Re-dubbing's pure rules (src/domain/redub.ts, dubParams.basedOn in src/domain/dub.ts): what a
+// re-dub may ask, which earlier generations qualify, the corrections checked against the earlier
+// transcript, the new timing plan (corrected segments fitted again, the rest kept as they were) and
+// the reused segments' words and phones.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { AppError } from '../../src/domain/errors.js';
+import { normaliseDubParams, type DubRecord, type DubSegment } from '../../src/domain/dub.js';
+import { fitSegment } from '../../src/domain/dub-timing.js';
+import { appendKeptTimeline, checkEdits, redubBase, replanRedub } from '../../src/domain/redub.js';
+import type { DubbedGeneration } from '../../src/domain/dub-reads.js';
+import type { GenerationStatus } from '../../src/domain/generation-status.js';
+
+function refusal(fn: () => unknown): { code: string; field: string | undefined; status: number } {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof AppError, String(err));
+    return { code: err.code, field: err.extras.field, status: err.status };
+  }
+  assert.fail('expected a refusal');
+}
+
+function seg(id: string, startMs: number, endMs: number, dubEndMs = endMs, stretch = 1): DubSegment {
+  return {
+    id,
+    startMs,
+    endMs,
+    speaker: 'speaker_1',
+    sourceText: `source ${id}`,
+    translatedText: `texto ${id}`,
+    dubStartMs: startMs,
+    dubEndMs,
+    stretch,
+    fits: true,
+    confidence: null,
+  };
+}
+
+function record(segments: DubSegment[]): DubRecord {
+  return {
+    sourceLang: 'en',
+    targetLang: 'es',
+    provider: 'local',
+    route: { via: null, quality: 'direct' },
+    transcriptSource: 'given',
+    voices: [{ speaker: 'speaker_1', provider: 'local', voiceId: 'espeak-es', name: 'es', matched: true }],
+    segments,
+    timeline: {
+      words: segments.map((s) => ({ text: s.translatedText, startMs: s.dubStartMs, endMs: s.dubEndMs })),
+      phonemes: segments.flatMap((s, i) => [
+        { phone: 'sil', startMs: s.dubStartMs, endMs: s.dubStartMs + 10 },
+        { phone: 'aa', startMs: s.dubStartMs + 10, endMs: s.dubEndMs, word: i },
+      ]),
+    },
+    kept: {
+      clips: segments.map((s, i) => ({
+        id: s.id,
+        key: `jobs/j/t/dub-${s.id}.wav`,
+        words: [i, i + 1],
+        phonemes: [2 * i, 2 * i + 2],
+      })),
+      speakers: [{ speaker: 'speaker_1', providerVoiceId: 'espeak-es', profile: null }],
+    },
+  };
+}
+
+const THREE = record([seg('s1', 1000, 2000, 2100), seg('s2', 3000, 4000, 3900, 0.9), seg('s3', 5000, 6000)]);
+
+function generation(status: GenerationStatus, dub: DubRecord | null, asked = true): DubbedGeneration {
+  return { id: 'g', status, dub, resolvedInput: asked ? { request: { dub: { targetLang: 'es' } } } : {} };
+}
+
+describe('dubParams.basedOn', () => {
+  const id = '7d1c3c55-59e4-4f6c-9d1f-3f7f3ad1c0de';
+
+  it('takes the earlier dub and the corrections; the languages come from the earlier dub', () => {
+    const d = normaliseDubParams({ basedOn: id, segments: [{ id: 's2', translatedText: '  Hola.  ' }] });
+    assert.deepEqual(d.basedOn, { generationId: id, segments: [{ id: 's2', translatedText: 'Hola.' }] });
+    assert.equal(d.targetLang, '');
+    const timed = normaliseDubParams({
+      basedOn: id,
+      targetLang: 'ES',
+      segments: [{ id: 's1', startMs: 100.4, endMs: 900 }],
+    });
+    assert.equal(timed.targetLang, 'es');
+    assert.deepEqual(timed.basedOn?.segments, [{ id: 's1', startMs: 100, endMs: 900 }]);
+  });
+
+  it('refuses what a re-dub cannot change, empty or duplicate corrections, and segments alone', () => {
+    const cases: [unknown, string][] = [
+      [
+        { basedOn: id, provider: 'deepl', segments: [{ id: 's1', translatedText: 'x' }] },
+        'dubParams.provider',
+      ],
+      [
+        { basedOn: id, transcript: 'Hi.', segments: [{ id: 's1', translatedText: 'x' }] },
+        'dubParams.transcript',
+      ],
+      [{ basedOn: 5, segments: [{ id: 's1', translatedText: 'x' }] }, 'dubParams.basedOn'],
+      [{ basedOn: id, segments: [] }, 'dubParams.segments'],
+      [{ basedOn: id }, 'dubParams.segments'],
+      [
+        { basedOn: id, segments: [{ id: 's1', translatedText: '  ' }] },
+        'dubParams.segments[0].translatedText',
+      ],
+      [
+        { basedOn: id, segments: [{ id: 's1', translatedText: '?!' }] },
+        'dubParams.segments[0].translatedText',
+      ],
+      [{ basedOn: id, segments: [{ id: 's1' }] }, 'dubParams.segments[0]'],
+      [{ basedOn: id, segments: [{ id: '', translatedText: 'x' }] }, 'dubParams.segments[0].id'],
+      [{ basedOn: id, segments: [{ id: 's1', text: 'x' }] }, 'dubParams.segments[0].text'],
+      [{ basedOn: id, segments: [{ id: 's1', startMs: 5 }] }, 'dubParams.segments[0].endMs'],
+      [{ basedOn: id, segments: [{ id: 's1', startMs: 500, endMs: 400 }] }, 'dubParams.segments[0].endMs'],
+      [
+        {
+          basedOn: id,
+          segments: [
+            { id: 's1', translatedText: 'a' },
+            { id: 's1', translatedText: 'b' },
+          ],
+        },
+        'dubParams.segments[1].id',
+      ],
+      [{ targetLang: 'es', segments: [{ id: 's1', translatedText: 'x' }] }, 'dubParams.segments'],
+    ];
+    for (const [params, field] of cases) {
+      const r = refusal(() => normaliseDubParams(params));
+      assert.deepEqual(r, { code: 'invalid_request', field, status: 400 }, JSON.stringify(params));
+    }
+  });
+});
+
+describe('redubBase', () => {
+  it('takes a completed dub that kept its segment audio', () => {
+    assert.equal(redubBase(generation('COMPLETED', THREE)).kept.clips.length, 3);
+  });
+
+  it('refuses an unknown, undubbed, unfinished or failed generation, and a dub without kept audio', () => {
+    const { kept: _kept, ...old } = THREE;
+    const cases: [DubbedGeneration | null, string, number][] = [
+      [null, 'generation_not_found', 404],
+      [generation('COMPLETED', null, false), 'generation_not_dubbed', 422],
+      [generation('PROCESSING', null), 'generation_not_ready', 409],
+      [generation('PENDING', null), 'generation_not_ready', 409],
+      [generation('FAILED', null), 'generation_not_downloadable', 422],
+      [generation('COMPLETED', old), 'generation_output_unavailable', 422],
+    ];
+    for (const [g, code, status] of cases)
+      assert.deepEqual(
+        refusal(() => redubBase(g)),
+        { code, field: 'dubParams.basedOn', status },
+        code,
+      );
+  });
+});
+
+describe('checkEdits', () => {
+  it('knows every corrected id and keeps the segments in time order', () => {
+    const ok = checkEdits(THREE, [{ id: 's2', translatedText: 'x', startMs: 2500, endMs: 4200 }]);
+    assert.deepEqual([...ok.keys()], ['s2']);
+    assert.deepEqual(
+      refusal(() =>
+        checkEdits(THREE, [
+          { id: 's1', translatedText: 'x' },
+          { id: 's9', translatedText: 'y' },
+        ]),
+      ),
+      {
+        code: 'invalid_request',
+        field: 'dubParams.segments[1].id',
+        status: 400,
+      },
+    );
+    assert.equal(
+      refusal(() => checkEdits(THREE, [{ id: 's2', startMs: 5500, endMs: 5900 }])).field,
+      'dubParams.segments[0].startMs',
+    );
+    assert.equal(
+      refusal(() => checkEdits(THREE, [{ id: 's2', startMs: 500, endMs: 900 }])).field,
+      'dubParams.segments[0].startMs',
+    );
+  });
+});
+
+describe('replanRedub', () => {
+  it('fits a corrected segment again and keeps every other segment exactly where it was', () => {
+    const edits = checkEdits(THREE, [{ id: 's2', translatedText: 'una frase mucho más larga' }]);
+    const { segments, plans } = replanRedub(THREE, edits, new Map([['s2', 2000]]), 8000);
+    assert.deepEqual(plans[1], fitSegment({ startMs: 3000, endMs: 4000, nextStartMs: 5000, speechMs: 2000 }));
+    assert.equal(segments[1].translatedText, 'una frase mucho más larga');
+    assert.equal(segments[1].stretch, 0.8);
+    assert.equal(segments[1].dubEndMs, 3000 + 1600);
+    for (const i of [0, 2]) {
+      const { fits: _f, ...was } = THREE.segments[i];
+      const { fits: _g, ...now } = segments[i];
+      assert.deepEqual(now, was);
+      assert.equal(plans[i].stretch, THREE.segments[i].stretch);
+    }
+  });
+
+  it('a moved span moves the room of the segment before it: its fit is measured again, its audio kept', () => {
+    const edits = checkEdits(THREE, [{ id: 's2', startMs: 2050, endMs: 2900 }]);
+    const { segments } = replanRedub(THREE, edits, new Map([['s2', 850]]), 8000);
+    assert.equal(segments[0].dubEndMs, 2100);
+    assert.equal(segments[0].fits, false, 's1 now runs over the start of s2');
+    assert.equal(segments[1].dubStartMs, 2050);
+    assert.equal(segments[1].stretch, 1);
+    assert.equal(segments[1].translatedText, 'texto s2', 'a timing correction speaks the same text');
+  });
+
+  it('kept segments are never changed, whatever is corrected (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.subarray(['s1', 's2', 's3'], { minLength: 1 }),
+        fc.integer({ min: 1, max: 5000 }),
+        (ids, ms) => {
+          const edits = checkEdits(
+            THREE,
+            ids.map((id) => ({ id, translatedText: 'x' })),
+          );
+          const { segments } = replanRedub(THREE, edits, new Map(ids.map((id) => [id, ms])), 8000);
+          for (const [i, s] of segments.entries()) {
+            if (ids.includes(s.id)) continue;
+            assert.equal(s.dubStartMs, THREE.segments[i].dubStartMs);
+            assert.equal(s.dubEndMs, THREE.segments[i].dubEndMs);
+            assert.equal(s.stretch, THREE.segments[i].stretch);
+          }
+        },
+      ),
+    );
+  });
+
+  it('a corrected segment not spoken again is an internal error, not a silent reuse', () => {
+    const edits = checkEdits(THREE, [{ id: 's1', translatedText: 'x' }]);
+    assert.throws(() => replanRedub(THREE, edits, new Map(), 8000), /not spoken again/);
+  });
+});
+
+describe('appendKeptTimeline', () => {
+  it('copies a reused segment’s words and phones, its phones pointing at its words where they now sit', () => {
+    const into = {
+      words: [{ text: 'nuevo', startMs: 0, endMs: 10 }],
+      phonemes: [] as never[],
+    } as NonNullable<DubRecord['timeline']>;
+    const from = THREE.timeline!;
+    appendKeptTimeline(into, from, THREE.kept!.clips[2]);
+    assert.deepEqual(into.words[1], from.words[2]);
+    assert.deepEqual(into.phonemes, [
+      { phone: 'sil', startMs: 5000, endMs: 5010 },
+      { phone: 'aa', startMs: 5010, endMs: 6000, word: 1 },
+    ]);
+  });
+});

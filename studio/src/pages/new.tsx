@@ -1,76 +1,368 @@
-import { useState } from 'preact/hooks';
-import { api, upload } from '../api.js';
+import { useRef, useState } from 'preact/hooks';
+import { api, ApiError } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { FacePicker, type FaceChoice } from '../components/face-picker.js';
+import { MediaPicker } from '../components/media-picker.js';
+import { VoicePicker, type VoiceSettings } from '../components/voice-picker.js';
 import { navigate, type Route } from '../router.js';
 import type { Asset, Generation } from '../types.js';
+import { CostEstimate, type Quote } from './new-estimate.js';
+import {
+  ProjectChoice,
+  SegmentsEditor,
+  segmentsBody,
+  SyncModeChoice,
+  type Segment,
+  type SyncMode,
+} from './new-options.js';
 
-/** Lip-sync a video to a recording: upload both, then start the generation. */
-export function NewGeneration(_props: { route: Route }) {
-  const [video, setVideo] = useState<File | null>(null);
-  const [audio, setAudio] = useState<File | null>(null);
-  const [progress, setProgress] = useState<string>('');
-  const [error, setError] = useState<unknown>(null);
+type Workflow = 'recording' | 'script' | 'photo';
+
+const WORKFLOWS: { id: Workflow; title: string; line: string }[] = [
+  {
+    id: 'recording',
+    title: 'Lip-sync a video to a recording',
+    line: 'A video of someone speaking and a sound recording: their lips follow the recording.',
+  },
+  {
+    id: 'script',
+    title: 'Make a video say a script',
+    line: 'A video and a text you type: a voice reads it and the lips follow.',
+  },
+  {
+    id: 'photo',
+    title: 'Animate a photo',
+    line: 'A portrait photo and a recording or a script: the face speaks.',
+  },
+];
+
+const VIDEO_MODELS = [
+  ['lipsync-2', 'Standard'],
+  ['lipsync-2-pro', 'More detail (slower, costs more)'],
+  ['sync-3', 'Sync 3'],
+] as const;
+
+/** Where a field named by the server shows its error on this form. */
+type Slot =
+  | 'visual'
+  | 'audio'
+  | 'script'
+  | 'voice'
+  | 'voiceSettings'
+  | 'model'
+  | 'syncMode'
+  | 'segments'
+  | 'face'
+  | 'project';
+
+export function slotOf(field: string | undefined, text: boolean): Slot | null {
+  if (!field) return null;
+  if (field.startsWith('segments') || /^input\[0\]\.segments/.test(field)) return 'segments';
+  if (field.startsWith('input[0]')) return 'visual';
+  if (field.startsWith('input[1].provider.script')) return 'script';
+  if (/^input\[1\]\.provider\.(speed|stability|similarityBoost)/.test(field)) return 'voiceSettings';
+  if (field.startsWith('input[1].provider')) return 'voice';
+  if (field.startsWith('input[1]')) return text ? 'script' : 'audio';
+  if (field === 'input') return 'visual';
+  if (field === 'model') return 'model';
+  if (field.startsWith('options.sync_mode')) return 'syncMode';
+  if (field.startsWith('options.active_speaker')) return 'face';
+  if (field === 'projectId') return 'project';
+  return null;
+}
+
+/** A v4 UUID; crypto.randomUUID exists only on https or localhost pages. */
+function uuid(): string {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const h = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** The studio's main page: pick what to make, give the inputs and options, see the cost, generate. */
+export function NewGeneration({ route }: { route: Route }) {
+  const workflow = WORKFLOWS.some((w) => w.id === route.id) ? (route.id as Workflow) : null;
+  const [visual, setVisual] = useState<Asset | null>(null);
+  const [audio, setAudio] = useState<Asset | null>(null);
+  const [photoSpeech, setPhotoSpeech] = useState<'recording' | 'script'>('recording');
+  const [script, setScript] = useState('');
+  const [voice, setVoice] = useState<VoiceSettings>({ voiceId: '', speed: 1, stability: null });
+  const [model, setModel] = useState<string>('lipsync-2');
+  const [syncMode, setSyncMode] = useState<SyncMode>('cut_off');
+  const [segments, setSegments] = useState<Segment[] | null>(null);
+  const [face, setFace] = useState<FaceChoice | null>(null);
+  const [projectId, setProjectId] = useState('');
+  // The video's frame rate, from a quote priced from its media: numbers the frame of a chosen face.
+  const [rate, setRate] = useState<{ assetId: string; fps: number } | null>(null);
+  const [error, setError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
+  const inFlight = useRef(false);
+  // An Idempotency-Key is reused only to retry the same body after an answer that never came.
+  const lastTry = useRef<{ body: string; key: string } | null>(null);
 
-  const send = async (file: File, label: string) => {
-    const form = new FormData();
-    form.append('file', file, file.name);
-    return upload<Asset>('/v2/assets/upload', form, (f) =>
-      setProgress(`Uploading ${label}: ${Math.round(f * 100)} %`),
-    );
+  const photo = workflow === 'photo';
+  const text = workflow === 'script' || (photo && photoSpeech === 'script');
+  const chosenModel = photo ? 'sync-3' : model;
+
+  const pick = (w: Workflow) => {
+    setError(null);
+    if (w !== workflow) {
+      setVisual(null);
+      setFace(null);
+      setSegments(null);
+    }
+    navigate(`new/${w}`);
   };
-  const submit = async (e: Event) => {
+
+  const fps = rate && rate.assetId === visual?.id ? rate.fps : null;
+  const frameOf = (seconds: number): number | null =>
+    fps !== null ? Math.round(seconds * fps) : seconds === 0 ? 0 : null;
+
+  /** The request; without the face for the quote (it does not change the price). */
+  const body = (withFace: boolean): Record<string, unknown> | null => {
+    if (!workflow || !visual) return null;
+    const speech = text
+      ? script.trim() && voice.voiceId
+        ? {
+            type: 'text',
+            provider: {
+              ...(voice.provider ? { name: voice.provider } : {}),
+              voiceId: voice.voiceId,
+              script,
+              speed: voice.speed,
+              ...(voice.stability === null ? {} : { stability: voice.stability }),
+            },
+          }
+        : null
+      : audio
+        ? { type: 'audio', assetId: audio.id }
+        : null;
+    if (!speech) return null;
+    const options: Record<string, unknown> = {};
+    if (!photo) options.sync_mode = syncMode;
+    if (!photo && face && withFace) {
+      const frame = frameOf(face.seconds);
+      options.active_speaker_detection = {
+        ...(frame === null ? {} : { frame_number: frame }),
+        coordinates: [face.x, face.y],
+      };
+    }
+    const parts = !photo && segments ? segmentsBody(segments) : [];
+    return {
+      model: chosenModel,
+      input: [{ type: photo ? 'image' : 'video', assetId: visual.id }, speech],
+      options,
+      ...(parts.length ? { segments: parts } : {}),
+      ...(projectId ? { projectId } : {}),
+    };
+  };
+  const request = body(true);
+
+  const quote: Quote = (() => {
+    if (!request || !visual) return null;
+    if (!text) return { kind: 'exact', body: body(false)! };
+    if (photo || typeof visual.durationSeconds !== 'number')
+      return {
+        kind: 'unknown',
+        why: 'The cost is known once the script is spoken: it depends on how long the speech lasts.',
+      };
+    if (segments || syncMode === 'silence')
+      return { kind: 'length', model: chosenModel, seconds: visual.durationSeconds };
+    if (syncMode === 'cut_off') return { kind: 'upTo', model: chosenModel, seconds: visual.durationSeconds };
+    return {
+      kind: 'unknown',
+      why: 'The cost is known once the script is spoken: with this length setting the result lasts as long as the speech.',
+    };
+  })();
+
+  const generate = async (e: Event) => {
     e.preventDefault();
-    if (!video || !audio) return;
+    // A second click before the first answer is ignored (the button's disabled state lags a render).
+    if (!request || inFlight.current) return;
+    inFlight.current = true;
     setBusy(true);
     setError(null);
+    const json = JSON.stringify(request);
+    const key = lastTry.current?.body === json ? lastTry.current.key : uuid();
+    lastTry.current = { body: json, key };
     try {
-      const v = await send(video, 'the video');
-      const a = await send(audio, 'the recording');
-      setProgress('Starting…');
-      const g = await api<Generation>('POST', '/v2/generate', {
-        model: 'lipsync-2',
-        input: [
-          { type: 'video', assetId: v.id },
-          { type: 'audio', assetId: a.id },
-        ],
-      });
+      const g = await api<Generation>('POST', '/v2/generate', request, { 'Idempotency-Key': key });
+      lastTry.current = null;
       navigate(`generations/${g.id}`);
     } catch (err) {
-      setError(err);
-      setProgress('');
+      const e2 = err instanceof ApiError ? err : new ApiError('Something went wrong.', 0);
+      // A refusal is final for this body: a new click is a new request.
+      if (e2.status > 0 && e2.status < 500) lastTry.current = null;
+      setError(e2);
     } finally {
+      inFlight.current = false;
       setBusy(false);
     }
   };
+
+  const at = (slot: Slot) => (error && slotOf(error.field, text) === slot ? error : null);
+  const unplaced = error && slotOf(error.field, text) === null ? error : null;
+
   return (
-    <section aria-labelledby="new-title">
-      <h1 id="new-title">Lip-sync a video to a recording</h1>
-      <form onSubmit={submit}>
-        <label>
-          Video
-          <input
-            type="file"
-            accept="video/*"
-            required
-            onChange={(e) => setVideo(e.currentTarget.files?.[0] ?? null)}
-          />
-        </label>
-        <label>
-          Recording
-          <input
-            type="file"
-            accept="audio/*"
-            required
-            onChange={(e) => setAudio(e.currentTarget.files?.[0] ?? null)}
-          />
-        </label>
-        <button type="submit" disabled={busy || !video || !audio}>
-          Generate
-        </button>
-      </form>
-      <p role="status">{progress}</p>
-      <ErrorMessage error={error} />
+    <section aria-labelledby="new-title" class="new-generation">
+      <h1 id="new-title">New video</h1>
+      <fieldset class="workflows">
+        <legend>What do you want to make?</legend>
+        <div class="workflow-cards">
+          {WORKFLOWS.map((w) => (
+            <label key={w.id} class={`workflow-card${workflow === w.id ? ' selected' : ''}`}>
+              <input type="radio" name="workflow" checked={workflow === w.id} onChange={() => pick(w.id)} />
+              <strong>{w.title}</strong>
+              <span class="muted">{w.line}</span>
+            </label>
+          ))}
+        </div>
+      </fieldset>
+
+      {workflow ? (
+        <form
+          onSubmit={generate}
+          class="new-form"
+          aria-label={WORKFLOWS.find((w) => w.id === workflow)!.title}
+        >
+          <div class="inputs">
+            <MediaPicker
+              kind={photo ? 'IMAGE' : 'VIDEO'}
+              title={photo ? 'Photo' : 'Video'}
+              hint={
+                photo
+                  ? 'A clear portrait, the face looking at the camera.'
+                  : 'A video where the face is visible; its own sound is replaced.'
+              }
+              value={visual}
+              onChange={(a) => (setVisual(a), setFace(null), setError(null))}
+              projectId={projectId || undefined}
+              error={at('visual')}
+            />
+            {photo ? (
+              <fieldset class="choices">
+                <legend>What the photo says</legend>
+                <label class="choice">
+                  <input
+                    type="radio"
+                    name="photo-speech"
+                    checked={photoSpeech === 'recording'}
+                    onChange={() => setPhotoSpeech('recording')}
+                  />
+                  <span>A recording</span>
+                </label>
+                <label class="choice">
+                  <input
+                    type="radio"
+                    name="photo-speech"
+                    checked={photoSpeech === 'script'}
+                    onChange={() => setPhotoSpeech('script')}
+                  />
+                  <span>A script read by a voice</span>
+                </label>
+              </fieldset>
+            ) : null}
+            {text ? (
+              <div class="script">
+                <label>
+                  Script
+                  <textarea
+                    rows={5}
+                    maxLength={5000}
+                    value={script}
+                    aria-invalid={at('script') ? true : undefined}
+                    aria-describedby="script-count"
+                    onInput={(e) => setScript(e.currentTarget.value)}
+                  />
+                </label>
+                <p id="script-count" class="muted">
+                  {[...script].length} of 5,000 characters.
+                </p>
+                <ErrorMessage error={at('script')} />
+                <VoicePicker
+                  value={voice}
+                  onChange={setVoice}
+                  script={script}
+                  errors={{ voice: at('voice'), settings: at('voiceSettings') }}
+                />
+              </div>
+            ) : (
+              <MediaPicker
+                kind="AUDIO"
+                title="Recording"
+                hint="The speech the lips will follow."
+                value={audio}
+                onChange={(a) => (setAudio(a), setError(null))}
+                projectId={projectId || undefined}
+                error={at('audio')}
+              />
+            )}
+          </div>
+
+          {!photo && visual?.url ? (
+            <section aria-labelledby="face-title">
+              <h2 id="face-title">Face to animate</h2>
+              <FacePicker src={visual.url} value={face} onChange={setFace} frameOf={frameOf} />
+              <ErrorMessage error={at('face')} />
+            </section>
+          ) : null}
+
+          <section aria-labelledby="options-title">
+            <h2 id="options-title">Options</h2>
+            {photo ? (
+              <p class="muted">
+                Photos are animated with the Sync 3 model; the result lasts as long as the speech.
+              </p>
+            ) : (
+              <>
+                <label>
+                  Model
+                  <select
+                    value={model}
+                    onChange={(e) => setModel(e.currentTarget.value)}
+                    aria-invalid={at('model') ? true : undefined}
+                  >
+                    {VIDEO_MODELS.map(([id, name]) => (
+                      <option key={id} value={id}>
+                        {name} ({id})
+                      </option>
+                    ))}
+                  </select>
+                </label>
+                <ErrorMessage error={at('model')} />
+                <SyncModeChoice value={syncMode} onChange={setSyncMode} error={at('syncMode')} />
+                <SegmentsEditor value={segments} onChange={setSegments} error={at('segments')} />
+              </>
+            )}
+            <ProjectChoice value={projectId} onChange={setProjectId} error={at('project')} />
+          </section>
+
+          <CostEstimate quote={quote} onEstimate={(e) => setRate({ assetId: visual!.id, fps: e.fps })} />
+
+          <ErrorMessage error={unplaced} />
+          {error && !unplaced ? (
+            <p class="error-summary">
+              The server refused the request: see the message beside the field above.
+            </p>
+          ) : null}
+          <p>
+            <button type="submit" disabled={busy || !request}>
+              {busy ? 'Starting…' : 'Generate'}
+            </button>{' '}
+            {!request ? (
+              <span class="muted">
+                {text
+                  ? 'Give the ' + (photo ? 'photo' : 'video') + ', a script and a voice first.'
+                  : 'Give both inputs first.'}
+              </span>
+            ) : null}
+          </p>
+        </form>
+      ) : (
+        <p class="muted">Choose one of the three above to start.</p>
+      )}
     </section>
   );
 }

@@ -118,6 +118,7 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
     await estimateSays(page, /about 5\.0 seconds: 12\d frames/);
     await page.getByRole('radio', { name: /Stop at the shorter one/ }).check();
     await estimateSays(page, /about 2\.8 seconds/);
+    await page.evaluate(() => scrollTo(0, 0));
     await screenshot(page, 'new-generation');
 
     // A double click starts one generation.

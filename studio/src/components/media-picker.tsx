@@ -94,6 +94,12 @@ export function MediaPicker({ kind, title, value, onChange, projectId, error, hi
             <strong>{value.name}</strong>
             {describeAsset(value) ? <span class="muted"> · {describeAsset(value)}</span> : null}
           </p>
+          {value.url && kind === 'AUDIO' ? (
+            <audio controls preload="metadata" src={value.url} aria-label={`Listen to ${value.name}`} />
+          ) : null}
+          {value.url && kind === 'IMAGE' ? (
+            <img class="thumb" src={value.url} alt={`The chosen photo, ${value.name}`} />
+          ) : null}
           <button type="button" class="secondary" onClick={() => onChange(null)}>
             Use another {noun}
           </button>

@@ -227,138 +227,142 @@ export function NewGeneration({ route }: { route: Route }) {
           class="new-form"
           aria-label={WORKFLOWS.find((w) => w.id === workflow)!.title}
         >
-          <div class="inputs">
-            <MediaPicker
-              kind={photo ? 'IMAGE' : 'VIDEO'}
-              title={photo ? 'Photo' : 'Video'}
-              hint={
-                photo
-                  ? 'A clear portrait, the face looking at the camera.'
-                  : 'A video where the face is visible; its own sound is replaced.'
-              }
-              value={visual}
-              onChange={(a) => (setVisual(a), setFace(null), setError(null))}
-              projectId={projectId || undefined}
-              error={at('visual')}
-            />
-            {photo ? (
-              <fieldset class="choices">
-                <legend>What the photo says</legend>
-                <label class="choice">
-                  <input
-                    type="radio"
-                    name="photo-speech"
-                    checked={photoSpeech === 'recording'}
-                    onChange={() => setPhotoSpeech('recording')}
-                  />
-                  <span>A recording</span>
-                </label>
-                <label class="choice">
-                  <input
-                    type="radio"
-                    name="photo-speech"
-                    checked={photoSpeech === 'script'}
-                    onChange={() => setPhotoSpeech('script')}
-                  />
-                  <span>A script read by a voice</span>
-                </label>
-              </fieldset>
-            ) : null}
-            {text ? (
-              <div class="script">
-                <label>
-                  Script
-                  <textarea
-                    rows={5}
-                    maxLength={5000}
-                    value={script}
-                    aria-invalid={at('script') ? true : undefined}
-                    aria-describedby="script-count"
-                    onInput={(e) => setScript(e.currentTarget.value)}
-                  />
-                </label>
-                <p id="script-count" class="muted">
-                  {[...script].length} of 5,000 characters.
-                </p>
-                <ErrorMessage error={at('script')} />
-                <VoicePicker
-                  value={voice}
-                  onChange={setVoice}
-                  script={script}
-                  errors={{ voice: at('voice'), settings: at('voiceSettings') }}
-                />
-              </div>
-            ) : (
+          <div class="new-main">
+            <div class="inputs">
               <MediaPicker
-                kind="AUDIO"
-                title="Recording"
-                hint="The speech the lips will follow."
-                value={audio}
-                onChange={(a) => (setAudio(a), setError(null))}
+                kind={photo ? 'IMAGE' : 'VIDEO'}
+                title={photo ? 'Photo' : 'Video'}
+                hint={
+                  photo
+                    ? 'A clear portrait, the face looking at the camera.'
+                    : 'A video where the face is visible; its own sound is replaced.'
+                }
+                value={visual}
+                onChange={(a) => (setVisual(a), setFace(null), setError(null))}
                 projectId={projectId || undefined}
-                error={at('audio')}
+                error={at('visual')}
               />
-            )}
+              {photo ? (
+                <fieldset class="choices">
+                  <legend>What the photo says</legend>
+                  <label class="choice">
+                    <input
+                      type="radio"
+                      name="photo-speech"
+                      checked={photoSpeech === 'recording'}
+                      onChange={() => setPhotoSpeech('recording')}
+                    />
+                    <span>A recording</span>
+                  </label>
+                  <label class="choice">
+                    <input
+                      type="radio"
+                      name="photo-speech"
+                      checked={photoSpeech === 'script'}
+                      onChange={() => setPhotoSpeech('script')}
+                    />
+                    <span>A script read by a voice</span>
+                  </label>
+                </fieldset>
+              ) : null}
+              {text ? (
+                <div class="script">
+                  <label>
+                    Script
+                    <textarea
+                      rows={5}
+                      maxLength={5000}
+                      value={script}
+                      aria-invalid={at('script') ? true : undefined}
+                      aria-describedby="script-count"
+                      onInput={(e) => setScript(e.currentTarget.value)}
+                    />
+                  </label>
+                  <p id="script-count" class="muted">
+                    {[...script].length} of 5,000 characters.
+                  </p>
+                  <ErrorMessage error={at('script')} />
+                  <VoicePicker
+                    value={voice}
+                    onChange={setVoice}
+                    script={script}
+                    errors={{ voice: at('voice'), settings: at('voiceSettings') }}
+                  />
+                </div>
+              ) : (
+                <MediaPicker
+                  kind="AUDIO"
+                  title="Recording"
+                  hint="The speech the lips will follow."
+                  value={audio}
+                  onChange={(a) => (setAudio(a), setError(null))}
+                  projectId={projectId || undefined}
+                  error={at('audio')}
+                />
+              )}
+            </div>
+
+            {!photo && visual?.url ? (
+              <section aria-labelledby="face-title">
+                <h2 id="face-title">Face to animate</h2>
+                <FacePicker src={visual.url} value={face} onChange={setFace} frameOf={frameOf} />
+                <ErrorMessage error={at('face')} />
+              </section>
+            ) : null}
           </div>
 
-          {!photo && visual?.url ? (
-            <section aria-labelledby="face-title">
-              <h2 id="face-title">Face to animate</h2>
-              <FacePicker src={visual.url} value={face} onChange={setFace} frameOf={frameOf} />
-              <ErrorMessage error={at('face')} />
+          <div class="new-side">
+            <section aria-labelledby="options-title">
+              <h2 id="options-title">Options</h2>
+              {photo ? (
+                <p class="muted">
+                  Photos are animated with the Sync 3 model; the result lasts as long as the speech.
+                </p>
+              ) : (
+                <>
+                  <label>
+                    Model
+                    <select
+                      value={model}
+                      onChange={(e) => setModel(e.currentTarget.value)}
+                      aria-invalid={at('model') ? true : undefined}
+                    >
+                      {VIDEO_MODELS.map(([id, name]) => (
+                        <option key={id} value={id}>
+                          {name} ({id})
+                        </option>
+                      ))}
+                    </select>
+                  </label>
+                  <ErrorMessage error={at('model')} />
+                  <SyncModeChoice value={syncMode} onChange={setSyncMode} error={at('syncMode')} />
+                  <SegmentsEditor value={segments} onChange={setSegments} error={at('segments')} />
+                </>
+              )}
+              <ProjectChoice value={projectId} onChange={setProjectId} error={at('project')} />
             </section>
-          ) : null}
 
-          <section aria-labelledby="options-title">
-            <h2 id="options-title">Options</h2>
-            {photo ? (
-              <p class="muted">
-                Photos are animated with the Sync 3 model; the result lasts as long as the speech.
+            <CostEstimate quote={quote} onEstimate={(e) => setRate({ assetId: visual!.id, fps: e.fps })} />
+
+            <ErrorMessage error={unplaced} />
+            {error && !unplaced ? (
+              <p class="error-summary">
+                The server refused the request: see the message beside the field concerned.
               </p>
-            ) : (
-              <>
-                <label>
-                  Model
-                  <select
-                    value={model}
-                    onChange={(e) => setModel(e.currentTarget.value)}
-                    aria-invalid={at('model') ? true : undefined}
-                  >
-                    {VIDEO_MODELS.map(([id, name]) => (
-                      <option key={id} value={id}>
-                        {name} ({id})
-                      </option>
-                    ))}
-                  </select>
-                </label>
-                <ErrorMessage error={at('model')} />
-                <SyncModeChoice value={syncMode} onChange={setSyncMode} error={at('syncMode')} />
-                <SegmentsEditor value={segments} onChange={setSegments} error={at('segments')} />
-              </>
-            )}
-            <ProjectChoice value={projectId} onChange={setProjectId} error={at('project')} />
-          </section>
-
-          <CostEstimate quote={quote} onEstimate={(e) => setRate({ assetId: visual!.id, fps: e.fps })} />
-
-          <ErrorMessage error={unplaced} />
-          {error && !unplaced ? (
-            <p class="error-summary">
-              The server refused the request: see the message beside the field above.
-            </p>
-          ) : null}
-          <p>
-            <button type="submit" disabled={busy || !request}>
-              {busy ? 'Starting…' : 'Generate'}
-            </button>{' '}
-            {!request ? (
-              <span class="muted">
-                {text
-                  ? 'Give the ' + (photo ? 'photo' : 'video') + ', a script and a voice first.'
-                  : 'Give both inputs first.'}
-              </span>
             ) : null}
-          </p>
+            <p>
+              <button type="submit" disabled={busy || !request}>
+                {busy ? 'Starting…' : 'Generate'}
+              </button>{' '}
+              {!request ? (
+                <span class="muted">
+                  {text
+                    ? 'Give the ' + (photo ? 'photo' : 'video') + ', a script and a voice first.'
+                    : 'Give both inputs first.'}
+                </span>
+              ) : null}
+            </p>
+          </div>
         </form>
       ) : (
         <p class="muted">Choose one of the three above to start.</p>

@@ -56,6 +56,37 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
     }
     assert.fail(`the estimate says: ${text}; ${(await page.locator('.estimate').textContent()) ?? ''}`);
   };
+  /**
+   * Pauses the chosen video at `seconds`, presses "Choose the face" and clicks where video pixel
+   * (x, y) is shown (the element may be scaled and letterboxed); answers the scale.
+   */
+  const chooseFace = async (page: Page, seconds: number, x: number, y: number) => {
+    const player = page.getByLabel('The chosen video');
+    await page.waitForFunction(() => (document.querySelector('video')?.readyState ?? 0) >= 2);
+    await player.evaluate(
+      (v: HTMLVideoElement, t: number) =>
+        new Promise<void>((resolve) => {
+          v.addEventListener('seeked', () => resolve(), { once: true });
+          v.pause();
+          v.currentTime = t;
+        }),
+      seconds,
+    );
+    await page.getByRole('button', { name: 'Choose the face on this frame' }).click();
+    const spot = await player.evaluate(
+      (v: HTMLVideoElement, [px, py]: number[]) => {
+        const s = Math.min(v.clientWidth / v.videoWidth, v.clientHeight / v.videoHeight);
+        return {
+          x: (v.clientWidth - v.videoWidth * s) / 2 + px! * s,
+          y: (v.clientHeight - v.videoHeight * s) / 2 + py! * s,
+          scale: s,
+        };
+      },
+      [x, y],
+    );
+    await page.getByRole('application').click({ position: { x: spot.x, y: spot.y } });
+    return spot;
+  };
   /** Opens the library of a slot and picks an earlier upload by name. */
   const reuse = async (page: Page, noun: string, name: string) => {
     await page.getByRole('button', { name: `Pick an earlier ${noun}` }).click();
@@ -172,27 +203,7 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
     await reuse(page, 'recording', 'hello.wav');
     // The frame rate comes with the quote (it is the video's).
     await estimateSays(page, /at 25 frames a second/);
-    const player = page.getByLabel('The chosen video');
-    await page.waitForFunction(() => (document.querySelector('video')?.readyState ?? 0) >= 2);
-    await player.evaluate(
-      (v: HTMLVideoElement) =>
-        new Promise<void>((resolve) => {
-          v.addEventListener('seeked', () => resolve(), { once: true });
-          v.pause();
-          v.currentTime = 1.2;
-        }),
-    );
-    await page.getByRole('button', { name: 'Choose the face on this frame' }).click();
-    // Where video pixel (422, 300) is shown: the element may be scaled and letterboxed.
-    const spot = await player.evaluate((v: HTMLVideoElement) => {
-      const s = Math.min(v.clientWidth / v.videoWidth, v.clientHeight / v.videoHeight);
-      return {
-        x: (v.clientWidth - v.videoWidth * s) / 2 + 422 * s,
-        y: (v.clientHeight - v.videoHeight * s) / 2 + 300 * s,
-        scale: s,
-      };
-    });
-    await page.getByRole('application').click({ position: { x: spot.x, y: spot.y } });
+    const spot = await chooseFace(page, 1.2, 422, 300);
     await page.getByText(/Face chosen at \d+, \d+ \(pixels\) on frame 30\./).waitFor();
     const post = page.waitForRequest(
       (r) => r.method() === 'POST' && new URL(r.url()).pathname === '/v2/generate',
@@ -238,10 +249,10 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
     await page.getByRole('button', { name: 'Listen to this voice' }).click();
     const res = await tts;
     assert.equal(res.status(), 200);
-    const sent = res.request().postDataJSON() as Record<string, unknown>;
-    assert.equal(sent.voiceId, voice);
-    assert.equal(sent.script, 'Hello there.');
-    assert.equal(sent.speed, 1.2);
+    const asked = res.request().postDataJSON() as Record<string, unknown>;
+    assert.equal(asked.voiceId, voice);
+    assert.equal(asked.script, 'Hello there.');
+    assert.equal(asked.speed, 1.2);
     const audio = page.getByLabel('Voice sample');
     await audio.waitFor();
     assert.equal(await audio.getAttribute('src'), ((await res.json()) as { url: string }).url);
@@ -249,7 +260,21 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
     await page.waitForFunction(() => (document.querySelector('audio')?.readyState ?? 0) >= 1);
 
     await estimateSays(page, /at most 5\.0 seconds/);
+    // No quote from the media here: the frame rate is seen while the video plays for a moment.
+    await page.getByLabel('The chosen video').evaluate(async (v: HTMLVideoElement) => {
+      v.muted = true;
+      await v.play();
+      await new Promise((r) => setTimeout(r, 1000));
+      v.pause();
+    });
+    await chooseFace(page, 2, 422, 300);
+    await page.getByText(/Face chosen at \d+, \d+ \(pixels\) on frame 50\./).waitFor();
+    const post = page.waitForRequest(
+      (r) => r.method() === 'POST' && new URL(r.url()).pathname === '/v2/generate',
+    );
     await page.getByRole('button', { name: 'Generate' }).click();
+    const sent = (await post).postDataJSON() as { options: Record<string, unknown> };
+    assert.equal((sent.options.active_speaker_detection as { frame_number: number }).frame_number, 50);
     const id = await generationOf(page);
     const g = await finished(id);
     assert.equal(g.status, 'COMPLETED', g.error ?? '');

@@ -13,6 +13,35 @@ interface Props {
   onChange: (c: FaceChoice | null) => void;
   /** The frame number of the chosen moment, when the frame rate is known. */
   frameOf: (seconds: number) => number | null;
+  /** The frame rate seen while the video plays (where the browser tells frame times). */
+  onFps?: (fps: number) => void;
+}
+
+/**
+ * The frame rate from the times of the frames shown while the video plays: the shortest step between
+ * two shown frames is one frame (a skipped frame only makes a longer step). Told after 12 steps.
+ */
+function measureFps(v: HTMLVideoElement, tell: (fps: number) => void): () => void {
+  if (typeof v.requestVideoFrameCallback !== 'function') return () => undefined;
+  let last: number | null = null;
+  let shortest = Infinity;
+  let steps = 0;
+  let handle = 0;
+  const onFrame = (_now: number, meta: VideoFrameCallbackMetadata) => {
+    if (last !== null && meta.mediaTime > last) {
+      shortest = Math.min(shortest, meta.mediaTime - last);
+      if (++steps === 12) tell(Math.round(100 / shortest) / 100);
+    }
+    last = meta.mediaTime;
+    if (steps < 12) handle = v.requestVideoFrameCallback(onFrame);
+  };
+  const restart = () => (last = null);
+  v.addEventListener('seeking', restart);
+  handle = v.requestVideoFrameCallback(onFrame);
+  return () => {
+    v.cancelVideoFrameCallback(handle);
+    v.removeEventListener('seeking', restart);
+  };
 }
 
 /** Where the picture sits inside the element (the video is letterboxed, never stretched). */
@@ -29,7 +58,7 @@ function pictureBox(v: HTMLVideoElement) {
  * The chosen video, to pick the face to animate: pause on a frame, press "Choose the face", then
  * click the face (or move the marker with the arrow keys and press Enter).
  */
-export function FacePicker({ src, value, onChange, frameOf }: Props) {
+export function FacePicker({ src, value, onChange, frameOf, onFps }: Props) {
   const video = useRef<HTMLVideoElement>(null);
   const [choosing, setChoosing] = useState(false);
   // The keyboard marker, as fractions of the picture.
@@ -43,7 +72,11 @@ export function FacePicker({ src, value, onChange, frameOf }: Props) {
     if (!v) return;
     const ro = new ResizeObserver(() => redraw((n) => n + 1));
     ro.observe(v);
-    return () => ro.disconnect();
+    const stopMeasuring = measureFps(v, (fps) => onFps?.(fps));
+    return () => {
+      ro.disconnect();
+      stopMeasuring();
+    };
   }, [src]);
 
   const start = () => {

@@ -116,7 +116,14 @@ export function NewGeneration({ route }: { route: Route }) {
     navigate(`new/${w}`);
   };
 
-  const fps = rate && rate.assetId === visual?.id ? rate.fps : null;
+  // Measured while the video played, where no quote gave the rate (a script is priced by length).
+  const [measured, setMeasured] = useState<{ assetId: string; fps: number } | null>(null);
+  const fps =
+    rate && rate.assetId === visual?.id
+      ? rate.fps
+      : measured && measured.assetId === visual?.id
+        ? measured.fps
+        : null;
   const frameOf = (seconds: number): number | null =>
     fps !== null ? Math.round(seconds * fps) : seconds === 0 ? 0 : null;
 
@@ -305,7 +312,13 @@ export function NewGeneration({ route }: { route: Route }) {
             {!photo && visual?.url ? (
               <section aria-labelledby="face-title">
                 <h2 id="face-title">Face to animate</h2>
-                <FacePicker src={visual.url} value={face} onChange={setFace} frameOf={frameOf} />
+                <FacePicker
+                  src={visual.url}
+                  value={face}
+                  onChange={setFace}
+                  frameOf={frameOf}
+                  onFps={(f) => setMeasured({ assetId: visual.id, fps: f })}
+                />
                 <ErrorMessage error={at('face')} />
               </section>
             ) : null}

@@ -9,6 +9,20 @@ import type { Page } from 'playwright-core';
 import { fixture } from '../helpers/index.js';
 import { createOwnerAccount, screenshot, signIn, startStudio, type Studio } from './support.js';
 
+/** The few members of a <video> the page-side callbacks use (the tests compile without the DOM library). */
+interface Video {
+  readyState: number;
+  videoWidth: number;
+  videoHeight: number;
+  clientWidth: number;
+  clientHeight: number;
+  currentTime: number;
+  muted: boolean;
+  pause(): void;
+  play(): Promise<void>;
+  addEventListener(type: string, listener: () => void, options?: { once: boolean }): void;
+}
+
 interface Gen {
   id: string;
   status: string;
@@ -45,6 +59,13 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
     await page.getByRole('radio', { name: workflow }).check();
     return { page, errors };
   };
+  /** Polls (the page's content policy forbids the string predicates of waitForFunction). */
+  const until = async (check: () => Promise<boolean>, what: string) => {
+    for (const end = Date.now() + 30_000; !(await check());) {
+      if (Date.now() > end) assert.fail(`timed out waiting until ${what}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
   /** Waits until the quote says this, failing with what it says instead. */
   const estimateSays = async (page: Page, re: RegExp): Promise<string> => {
     const box = page.getByTestId('estimate');
@@ -62,9 +83,9 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
    */
   const chooseFace = async (page: Page, seconds: number, x: number, y: number) => {
     const player = page.getByLabel('The chosen video');
-    await page.waitForFunction(() => (document.querySelector('video')?.readyState ?? 0) >= 2);
+    await until(async () => (await player.evaluate((v: Video) => v.readyState)) >= 2, 'the video loads');
     await player.evaluate(
-      (v: HTMLVideoElement, t: number) =>
+      (v: Video, t: number) =>
         new Promise<void>((resolve) => {
           v.addEventListener('seeked', () => resolve(), { once: true });
           v.pause();
@@ -74,7 +95,7 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
     );
     await page.getByRole('button', { name: 'Choose the face on this frame' }).click();
     const spot = await player.evaluate(
-      (v: HTMLVideoElement, [px, py]: number[]) => {
+      (v: Video, [px, py]: number[]) => {
         const s = Math.min(v.clientWidth / v.videoWidth, v.clientHeight / v.videoHeight);
         return {
           x: (v.clientWidth - v.videoWidth * s) / 2 + px! * s,
@@ -125,18 +146,20 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
 
     // The video, dropped on its zone as a browser drop does it.
     const video = (await readFile(fixture('media/face_2.mp4'))).toString('base64');
-    await page.getByTestId('media-video-drop').evaluate((zone, b64) => {
-      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const dataTransfer = await page.evaluateHandle(`(() => {
+      const bytes = Uint8Array.from(atob(${JSON.stringify(video)}), (c) => c.charCodeAt(0));
       const dt = new DataTransfer();
       dt.items.add(new File([bytes], 'face_2.mp4', { type: 'video/mp4' }));
-      zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
-      zone.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
-    }, video);
+      return dt;
+    })()`);
+    const zone = page.getByTestId('media-video-drop');
+    await zone.dispatchEvent('dragover', { dataTransfer });
+    await zone.dispatchEvent('drop', { dataTransfer });
     // The recording, by the file button.
     await page.getByLabel('Choose a recording file').setInputFiles(fixture('media/hello.wav'));
     await page.getByText('face_2.mp4 is ready.').waitFor();
     await page.getByText('hello.wav is ready.').waitFor();
-    const seen = await page.evaluate(() => (window as unknown as { seen: number[] }).seen);
+    const seen = await page.evaluate<number[]>('window.seen');
     assert.ok(seen.length > 0, 'a progress bar was shown');
     assert.equal(Math.max(...seen), 100, `the progress reached 100 %: ${seen.join(' ')}`);
     assert.equal(await page.locator('progress').count(), 0, 'no progress bar is left');
@@ -149,7 +172,7 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
     await estimateSays(page, /about 5\.0 seconds: 12\d frames/);
     await page.getByRole('radio', { name: /Stop at the shorter one/ }).check();
     await estimateSays(page, /about 2\.8 seconds/);
-    await page.evaluate(() => scrollTo(0, 0));
+    await page.evaluate('scrollTo(0, 0)');
     await screenshot(page, 'new-generation');
 
     // A double click starts one generation.
@@ -230,10 +253,10 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
       .getByRole('textbox', { name: 'Script' })
       .fill('Hello there. This studio makes the video say what you type.');
     const select = page.getByLabel('Voice that reads the script');
-    await page.waitForFunction(() => {
-      const s = document.querySelector('select');
-      return !!s && !s.disabled && s.options.length > 0;
-    });
+    await until(
+      async () => (await select.isEnabled()) && (await select.locator('option').count()) > 0,
+      'the voices are listed',
+    );
     const voices = await apiGet<{ id: string; restriction?: unknown }[]>('/v2/voices');
     const usable = voices.filter((v) => !v.restriction);
     assert.ok(usable.length > 0, 'the server lists a voice');
@@ -257,11 +280,14 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
     await audio.waitFor();
     assert.equal(await audio.getAttribute('src'), ((await res.json()) as { url: string }).url);
     // The browser could load the sample (a failed load shows an error instead).
-    await page.waitForFunction(() => (document.querySelector('audio')?.readyState ?? 0) >= 1);
+    await until(
+      async () => (await audio.evaluate((a: { readyState: number }) => a.readyState)) >= 1,
+      'the sample loads',
+    );
 
     await estimateSays(page, /at most 5\.0 seconds/);
     // No quote from the media here: the frame rate is seen while the video plays for a moment.
-    await page.getByLabel('The chosen video').evaluate(async (v: HTMLVideoElement) => {
+    await page.getByLabel('The chosen video').evaluate(async (v: Video) => {
       v.muted = true;
       await v.play();
       await new Promise((r) => setTimeout(r, 1000));

@@ -4,7 +4,10 @@
 // a chosen voice, heard first.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import type { Page } from 'playwright-core';
 import { fixture } from '../helpers/index.js';
 import { createOwnerAccount, screenshot, signIn, startStudio, type Studio } from './support.js';
@@ -144,6 +147,8 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
       tick();
     }`);
 
+    const traffic: string[] = [];
+    page.on('request', (r) => traffic.push(`${r.method()} ${new URL(r.url()).pathname}`));
     // The video, dropped on its zone as a browser drop does it.
     const video = (await readFile(fixture('media/face_2.mp4'))).toString('base64');
     const dataTransfer = await page.evaluateHandle(`(() => {
@@ -159,6 +164,12 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
     await page.getByLabel('Choose a recording file').setInputFiles(fixture('media/hello.wav'));
     await page.getByText('face_2.mp4 is ready.').waitFor();
     await page.getByText('hello.wav is ready.').waitFor();
+    // On local storage the direct way works: announce, PUT to this server, register.
+    if (studio.dep.storage === 'local') {
+      assert.equal(traffic.filter((t) => t === 'POST /v2/assets/upload').length, 2, traffic.join('\n'));
+      assert.equal(traffic.filter((t) => t.startsWith('PUT /')).length, 2, traffic.join('\n'));
+      assert.equal(traffic.filter((t) => t === 'POST /v2/assets').length, 2, traffic.join('\n'));
+    }
     const seen = await page.evaluate<number[]>('window.seen');
     assert.ok(seen.length > 0, 'a progress bar was shown');
     assert.equal(Math.max(...seen), 100, `the progress reached 100 %: ${seen.join(' ')}`);
@@ -308,6 +319,59 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
     assert.equal(g.input[1]!.provider!.voiceId, voice);
     assert.equal(g.input[1]!.provider!.speed, 1.2);
     assert.deepEqual(errors, []);
+  });
+
+  test('animate a photo (sync-3): where the browser cannot PUT to the storage, the file goes as a form', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'studio-photo-'));
+    try {
+      // A still of the video as the portrait.
+      const photo = join(dir, 'portrait.png');
+      execFileSync('ffmpeg', [
+        '-v',
+        'error',
+        '-ss',
+        '1',
+        '-i',
+        fixture('media/face_2.mp4'),
+        '-frames:v',
+        '1',
+        photo,
+      ]);
+      const { page, errors } = await open('Animate a photo');
+      // A bucket that refuses the page's cross-origin PUT looks like this to the page: no answer.
+      await page.route(
+        (u) => !u.pathname.startsWith('/v2/assets') && !u.pathname.startsWith('/studio'),
+        (route) => (route.request().method() === 'PUT' ? route.abort('failed') : route.fallback()),
+      );
+      const forms: string[] = [];
+      page.on('request', (r) => {
+        if (r.method() === 'POST' && new URL(r.url()).pathname === '/v2/assets/upload')
+          forms.push(r.headers()['content-type'] ?? '');
+      });
+      await page.getByLabel('Choose a photo file').setInputFiles(photo);
+      await page.getByText('portrait.png is ready.').waitFor();
+      assert.deepEqual(
+        forms.map((t) => t.split(';')[0]),
+        ['application/json', 'multipart/form-data'],
+        'announced, then sent as a form',
+      );
+      await page.getByRole('img', { name: 'The chosen photo, portrait.png' }).waitFor();
+      await page.getByRole('radio', { name: 'A recording', exact: true }).check();
+      await reuse(page, 'recording', 'hello.wav');
+      await estimateSays(page, /about 2\.8 seconds/);
+      await page.getByRole('button', { name: 'Generate' }).click();
+      const g = await finished(await generationOf(page));
+      assert.equal(g.status, 'COMPLETED', g.error ?? '');
+      const full = await apiGet<Gen & { model: string }>(`/v2/generate/${g.id}`);
+      assert.equal(full.model, 'sync-3');
+      assert.deepEqual(
+        full.input.map((i) => i.type),
+        ['image', 'audio'],
+      );
+      assert.deepEqual(errors, []);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('a refusal shows the catalogue’s words beside the field it names', async () => {

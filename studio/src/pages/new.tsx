@@ -1,4 +1,4 @@
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
 import { FacePicker, type FaceChoice } from '../components/face-picker.js';
@@ -108,13 +108,26 @@ export function NewGeneration({ route }: { route: Route }) {
 
   const pick = (w: Workflow) => {
     setError(null);
-    if (w !== workflow) {
-      setVisual(null);
-      setFace(null);
-      setSegments(null);
-    }
     navigate(`new/${w}`);
   };
+  // Also on Back and Forward: a photo is no video, and the face and parts belong to one video.
+  useEffect(() => {
+    setVisual((v) => (v && (v.type === 'IMAGE') === photo ? v : null));
+    setFace(null);
+    setSegments(null);
+  }, [workflow]);
+  // A file dropped beside a drop zone would make the browser leave the page to show it.
+  useEffect(() => {
+    const keep = (e: DragEvent) => {
+      if (!(e.target instanceof Element && e.target.closest('.drop-zone'))) e.preventDefault();
+    };
+    addEventListener('dragover', keep);
+    addEventListener('drop', keep);
+    return () => {
+      removeEventListener('dragover', keep);
+      removeEventListener('drop', keep);
+    };
+  }, []);
 
   // Measured while the video played, where no quote gave the rate (a script is priced by length).
   const [measured, setMeasured] = useState<{ assetId: string; fps: number } | null>(null);

@@ -239,6 +239,15 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
     await estimateSays(page, /at 25 frames a second/);
     const spot = await chooseFace(page, 1.2, 422, 300);
     await page.getByText(/Face chosen at \d+, \d+ \(pixels\) on frame 30\./).waitFor();
+    // By keyboard: the marker starts in the middle, 40 % down; arrows move it, Enter chooses.
+    await page.getByRole('button', { name: 'Choose the face on this frame' }).click();
+    const chooser = page.getByRole('application');
+    await chooser.press('ArrowRight');
+    await chooser.press('Enter');
+    await page.getByText(/Face chosen at 439, 338 \(pixels\) on frame 30\./).waitFor();
+    await page.getByRole('button', { name: 'Choose the face on this frame' }).click();
+    await chooser.click({ position: { x: spot.x, y: spot.y } });
+    await page.getByText(/Face chosen at \d+, \d+ \(pixels\) on frame 30\./).waitFor();
     const post = page.waitForRequest(
       (r) => r.method() === 'POST' && new URL(r.url()).pathname === '/v2/generate',
     );

@@ -61,7 +61,8 @@ export function MediaPicker({ kind, title, value, onChange, projectId, error, hi
         signal: ac.signal,
         onProgress: (fraction) => setProgress({ name: file.name, fraction }),
       });
-      onChange(asset);
+      // Canceled while the server checked the file: it is stored, but not chosen.
+      if (!ac.signal.aborted) onChange(asset);
     } catch (e) {
       if (!ac.signal.aborted) setFailure(e);
     } finally {

@@ -6,80 +6,24 @@ import { MediaPicker } from '../components/media-picker.js';
 import { VoicePicker, type VoiceSettings } from '../components/voice-picker.js';
 import { navigate, type Route } from '../router.js';
 import type { Asset, Generation } from '../types.js';
-import { CostEstimate, type Quote } from './new-estimate.js';
+import { CostEstimate } from './new-estimate.js';
+import { ProjectChoice, SegmentsEditor, SyncModeChoice, type Segment, type SyncMode } from './new-options.js';
 import {
-  ProjectChoice,
-  SegmentsEditor,
-  segmentsBody,
-  SyncModeChoice,
-  type Segment,
-  type SyncMode,
-} from './new-options.js';
-
-type Workflow = 'recording' | 'script' | 'photo';
-
-const WORKFLOWS: { id: Workflow; title: string; line: string }[] = [
-  {
-    id: 'recording',
-    title: 'Lip-sync a video to a recording',
-    line: 'A video of someone speaking and a sound recording: their lips follow the recording.',
-  },
-  {
-    id: 'script',
-    title: 'Make a video say a script',
-    line: 'A video and a text you type: a voice reads it and the lips follow.',
-  },
-  {
-    id: 'photo',
-    title: 'Animate a photo',
-    line: 'A portrait photo and a recording or a script: the face speaks.',
-  },
-];
+  buildRequest,
+  quoteFor,
+  slotOf,
+  uuid,
+  WORKFLOWS,
+  type FormState,
+  type Slot,
+  type Workflow,
+} from './new-request.js';
 
 const VIDEO_MODELS = [
   ['lipsync-2', 'Standard'],
   ['lipsync-2-pro', 'More detail (slower, costs more)'],
   ['sync-3', 'Sync 3'],
 ] as const;
-
-/** Where a field named by the server shows its error on this form. */
-type Slot =
-  | 'visual'
-  | 'audio'
-  | 'script'
-  | 'voice'
-  | 'voiceSettings'
-  | 'model'
-  | 'syncMode'
-  | 'segments'
-  | 'face'
-  | 'project';
-
-export function slotOf(field: string | undefined, text: boolean): Slot | null {
-  if (!field) return null;
-  if (field.startsWith('segments') || /^input\[0\]\.segments/.test(field)) return 'segments';
-  if (field.startsWith('input[0]')) return 'visual';
-  if (field.startsWith('input[1].provider.script')) return 'script';
-  if (/^input\[1\]\.provider\.(speed|stability|similarityBoost)/.test(field)) return 'voiceSettings';
-  if (field.startsWith('input[1].provider')) return 'voice';
-  if (field.startsWith('input[1]')) return text ? 'script' : 'audio';
-  if (field === 'input') return 'visual';
-  if (field === 'model') return 'model';
-  if (field.startsWith('options.sync_mode')) return 'syncMode';
-  if (field.startsWith('options.active_speaker')) return 'face';
-  if (field === 'projectId') return 'project';
-  return null;
-}
-
-/** A v4 UUID; crypto.randomUUID exists only on https or localhost pages. */
-function uuid(): string {
-  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  b[6] = (b[6]! & 0x0f) | 0x40;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  const h = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
 
 /** The studio's main page: pick what to make, give the inputs and options, see the cost, generate. */
 export function NewGeneration({ route }: { route: Route }) {
@@ -140,62 +84,21 @@ export function NewGeneration({ route }: { route: Route }) {
   const frameOf = (seconds: number): number | null =>
     fps !== null ? Math.round(seconds * fps) : seconds === 0 ? 0 : null;
 
-  /** The request; without the face for the quote (it does not change the price). */
-  const body = (withFace: boolean): Record<string, unknown> | null => {
-    if (!workflow || !visual) return null;
-    const speech = text
-      ? script.trim() && voice.voiceId
-        ? {
-            type: 'text',
-            provider: {
-              ...(voice.provider ? { name: voice.provider } : {}),
-              voiceId: voice.voiceId,
-              script,
-              speed: voice.speed,
-              ...(voice.stability === null ? {} : { stability: voice.stability }),
-            },
-          }
-        : null
-      : audio
-        ? { type: 'audio', assetId: audio.id }
-        : null;
-    if (!speech) return null;
-    const options: Record<string, unknown> = {};
-    if (!photo) options.sync_mode = syncMode;
-    if (!photo && face && withFace) {
-      const frame = frameOf(face.seconds);
-      options.active_speaker_detection = {
-        ...(frame === null ? {} : { frame_number: frame }),
-        coordinates: [face.x, face.y],
-      };
-    }
-    const parts = !photo && segments ? segmentsBody(segments) : [];
-    return {
-      model: chosenModel,
-      input: [{ type: photo ? 'image' : 'video', assetId: visual.id }, speech],
-      options,
-      ...(parts.length ? { segments: parts } : {}),
-      ...(projectId ? { projectId } : {}),
-    };
+  const form: FormState = {
+    workflow,
+    visual,
+    audio,
+    text,
+    script,
+    voice,
+    model: chosenModel,
+    syncMode,
+    segments,
+    face,
+    projectId,
   };
-  const request = body(true);
-
-  const quote: Quote = (() => {
-    if (!request || !visual) return null;
-    if (!text) return { kind: 'exact', body: body(false)! };
-    if (photo || typeof visual.durationSeconds !== 'number')
-      return {
-        kind: 'unknown',
-        why: 'The cost is known once the script is spoken: it depends on how long the speech lasts.',
-      };
-    if (segments || syncMode === 'silence')
-      return { kind: 'length', model: chosenModel, seconds: visual.durationSeconds };
-    if (syncMode === 'cut_off') return { kind: 'upTo', model: chosenModel, seconds: visual.durationSeconds };
-    return {
-      kind: 'unknown',
-      why: 'The cost is known once the script is spoken: with this length setting the result lasts as long as the speech.',
-    };
-  })();
+  const request = buildRequest(form, frameOf);
+  const quote = quoteFor(form, frameOf);
 
   const generate = async (e: Event) => {
     e.preventDefault();

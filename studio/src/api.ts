@@ -17,7 +17,8 @@ export class ApiError extends Error {
 
 type Json = Record<string, unknown> | unknown[];
 
-async function errorOf(res: Response): Promise<ApiError> {
+/** The catalogue's error body of a failed answer, as an ApiError. */
+export async function errorOf(res: Response): Promise<ApiError> {
   const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
   const message =
     typeof body.message === 'string' && body.message
@@ -42,13 +43,19 @@ export function onSignedOut(listener: () => void): () => void {
   return () => signedOutListeners.delete(listener);
 }
 
-export async function request(method: string, path: string, body?: Json | FormData): Promise<Response> {
+export async function request(
+  method: string,
+  path: string,
+  body?: Json | FormData,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   let res: Response;
   try {
     res = await fetch(path, {
       method,
       credentials: 'same-origin',
-      headers: body && !(body instanceof FormData) ? { 'content-type': 'application/json' } : undefined,
+      headers:
+        body && !(body instanceof FormData) ? { 'content-type': 'application/json', ...headers } : headers,
       body: body instanceof FormData ? body : body ? JSON.stringify(body) : undefined,
     });
   } catch {
@@ -62,8 +69,13 @@ export async function request(method: string, path: string, body?: Json | FormDa
   return res;
 }
 
-export async function api<T>(method: string, path: string, body?: Json | FormData): Promise<T> {
-  const res = await request(method, path, body);
+export async function api<T>(
+  method: string,
+  path: string,
+  body?: Json | FormData,
+  headers?: Record<string, string>,
+): Promise<T> {
+  const res = await request(method, path, body, headers);
   const text = await res.text();
   return (text ? JSON.parse(text) : undefined) as T;
 }

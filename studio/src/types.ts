@@ -100,3 +100,37 @@ export interface CatalogueEntry {
   suggestion: string;
   status: number;
 }
+
+/** GET /v2/voices: pass `id` as voiceId. */
+export interface Voice {
+  id: string;
+  name: string;
+  provider: string;
+  type: 'builtin' | 'cloned';
+  labels?: Record<string, string>;
+  restriction?: { code: string; message: string };
+}
+
+export interface Project {
+  id: string;
+  name: string;
+}
+
+/** POST /v2/analyze/cost (one per request) and POST /v2/generations/estimate. */
+export interface Estimate {
+  model: string;
+  duration: number;
+  fps: number;
+  estimatedFrameCount: number;
+  estimatedGenerationCost: number;
+  estimatedCredits: number | null;
+}
+
+/** POST /v2/assets/upload with JSON: where to PUT the file, and the url to register afterwards. */
+export interface UploadTarget {
+  uploadUrl: string;
+  url: string;
+  expiresIn: number;
+}
+
+export type AssetKind = 'VIDEO' | 'AUDIO' | 'IMAGE';

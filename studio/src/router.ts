@@ -14,9 +14,17 @@ export function parseRoute(hash: string): Route {
   const parts = path.split('/').filter(Boolean);
   if (parts[0] === 'history') return { name: 'history', query };
   if (parts[0] === 'settings') return { name: 'settings', id: parts[1], query };
-  if (parts[0] === 'generations' && parts[1])
-    return { name: 'generation', id: decodeURIComponent(parts[1]), query };
+  if (parts[0] === 'generations' && parts[1]) return { name: 'generation', id: decoded(parts[1]), query };
   return { name: 'new', id: parts[1], query };
+}
+
+/** A malformed escape (a hand-edited link) is kept as typed: the API then answers it with a 404. */
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
 }
 
 export function href(path: string): string {

@@ -44,6 +44,10 @@ describe('studio: signing in', { timeout: 180_000 }, () => {
     assert.ok(text.length > 10, text);
     await screenshot(page, 'sign-in');
     await signIn(page, email, password);
+    // A hand-mangled link still shows the studio, with the API's answer in words.
+    await page.goto('/#/generations/%E0');
+    await page.getByRole('navigation', { name: 'Studio' }).waitFor();
+    await page.getByRole('alert').waitFor();
     assert.deepEqual(errors, []);
   });
 

@@ -48,10 +48,15 @@ form.addEventListener('submit', async (event) => {
   }
   form.hidden = true;
   const signedIn = await post('/api/auth/sign-in/email', { email: data.email, password: data.password });
-  document.getElementById('status').textContent = signedIn.ok
-    ? 'Your account is ready and you are signed in. Opening the studio…'
-    : 'Your account is ready; sign in with it in the studio.';
-  location.assign('/');
+  const status = document.getElementById('status');
+  if (signedIn.ok) {
+    // Read out first (the status region is announced), then open the studio.
+    status.textContent = 'Your account is ready and you are signed in. Opening the studio…';
+    setTimeout(() => location.assign('/'), 1200);
+  } else {
+    const link = Object.assign(document.createElement('a'), { href: '/', textContent: 'sign in to the studio' });
+    status.replaceChildren('Your account is ready: ', link, '.');
+  }
 });
 </script>
 </body>

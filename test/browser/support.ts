@@ -100,12 +100,13 @@ export async function signIn(page: Page, email: string, password: string) {
 }
 
 /**
- * With LIPSYNC_STUDIO_SCREENSHOTS=<folder>, saves a PNG of the page there (how docs/images is made:
+ * With LIPSYNC_STUDIO_SCREENSHOTS=<folder>, saves a JPEG of the page there (how docs/images is made:
  * docs/studio.md); otherwise does nothing.
  */
 export async function screenshot(page: Page, name: string): Promise<void> {
   const dir = process.env.LIPSYNC_STUDIO_SCREENSHOTS;
   if (!dir) return;
   await mkdir(dir, { recursive: true });
-  await page.screenshot({ path: join(dir, `${name}.png`) });
+  // JPEG: the pages hold video frames, which PNG stores at several times the size.
+  await page.screenshot({ path: join(dir, `${name}.jpg`), type: 'jpeg', quality: 72 });
 }

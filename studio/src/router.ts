@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 
 export interface Route {
-  name: 'new' | 'history' | 'generation' | 'settings';
+  name: 'new' | 'history' | 'generation' | 'settings' | 'dub';
   id?: string;
   query: URLSearchParams;
 }
@@ -14,6 +14,7 @@ export function parseRoute(hash: string): Route {
   const parts = path.split('/').filter(Boolean);
   if (parts[0] === 'history') return { name: 'history', query };
   if (parts[0] === 'settings') return { name: 'settings', id: parts[1], query };
+  if (parts[0] === 'dub') return { name: 'dub', id: parts[1] ? decoded(parts[1]) : undefined, query };
   if (parts[0] === 'generations' && parts[1]) return { name: 'generation', id: decoded(parts[1]), query };
   return { name: 'new', id: parts[1], query };
 }

@@ -134,3 +134,55 @@ export interface UploadTarget {
 }
 
 export type AssetKind = 'VIDEO' | 'AUDIO' | 'IMAGE';
+
+/** GET /v2/dubbing/languages: per translation provider, what it translates from and to. */
+export interface DubbingLanguage {
+  code: string;
+  name: string;
+}
+export interface DubbingRoute {
+  from: string;
+  to: string;
+  quality: 'direct' | 'pivot';
+  via?: string;
+  note?: string;
+}
+export interface DubbingProvider {
+  provider: 'local' | 'openai' | 'deepl';
+  available: boolean;
+  note: string;
+  sources: DubbingLanguage[];
+  targets: DubbingLanguage[];
+  /** The only routes, where not every source reaches every target (local). */
+  pairs?: DubbingRoute[];
+}
+export interface DubbingLanguages {
+  providers: DubbingProvider[];
+}
+
+/** One segment of GET /v2/generations/{id}/transcript (times in ms). */
+export interface DubSegment {
+  id: string;
+  startMs: number;
+  endMs: number;
+  speaker: string;
+  sourceText: string;
+  translatedText: string;
+  dubStartMs: number;
+  dubEndMs: number;
+  stretch: number;
+  fits: boolean;
+  confidence: number | null;
+}
+
+export interface DubTranscript {
+  generationId: string;
+  sourceLang: string;
+  targetLang: string;
+  provider: string;
+  route: { via: string | null; quality: string } | null;
+  transcriptSource: 'recognized' | 'given';
+  voices: { speaker: string; provider: string; voiceId: string; name: string; matched: boolean }[];
+  segments: DubSegment[];
+  basedOn?: { generationId: string; regenerated: string[] };
+}

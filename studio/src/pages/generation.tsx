@@ -250,6 +250,15 @@ function Result({ g }: { g: Generation }) {
         ) : null}
       </p>
       <ErrorMessage error={error} />
+      {q?.dub ? (
+        <section class="card" aria-labelledby="dubbing-title">
+          <h2 id="dubbing-title">Dubbing</h2>
+          <p>
+            <a href={href(`dub/${encodeURIComponent(g.id)}`)}>Open the dubbing editor</a>: review the
+            translation segment by segment, correct it, and download the subtitles.
+          </p>
+        </section>
+      ) : null}
       <QualityReport quality={q} />
     </>
   );

@@ -17,6 +17,15 @@ interface Edit {
 
 const seconds = (ms: number) => (ms / 1000).toFixed(2);
 
+/** A language code in English words (Spanish for es), or the code where the browser knows none. */
+function languageName(code: string): string {
+  try {
+    return new Intl.DisplayNames(['en'], { type: 'language' }).of(code) ?? code;
+  } catch {
+    return code;
+  }
+}
+
 /** The re-dub's segments: only those whose text or span differ from the dub's. */
 export function changedSegments(
   segments: readonly DubSegment[],
@@ -116,7 +125,8 @@ export function DubEditor({ id }: { id: string }) {
       {t ? (
         <>
           <p>
-            From <strong>{t.sourceLang}</strong> into <strong>{t.targetLang}</strong> by {t.provider}
+            From <strong>{languageName(t.sourceLang)}</strong> into{' '}
+            <strong>{languageName(t.targetLang)}</strong> by {t.provider}
             {t.route?.via ? ` through ${t.route.via} (lower quality)` : ''}
             {t.transcriptSource === 'given' ? '; the words were given' : '; the words were recognized'}.
             {t.basedOn ? (
@@ -129,7 +139,12 @@ export function DubEditor({ id }: { id: string }) {
             ) : null}
           </p>
           <Downloads id={t.generationId} />
-          <Timeline segments={t.segments} focused={focused} onPick={focusRow} />
+          <Timeline
+            segments={t.segments}
+            lengthMs={(g?.outputDuration ?? 0) * 1000}
+            focused={focused}
+            onPick={focusRow}
+          />
           <SegmentTable
             t={t}
             edits={edits}
@@ -199,14 +214,17 @@ function Downloads({ id }: { id: string }) {
 /** One lane per speaker; each segment a block placed by where its dubbed speech is heard. */
 function Timeline({
   segments,
+  lengthMs,
   focused,
   onPick,
 }: {
   segments: readonly DubSegment[];
+  /** The output's length: the lanes span the whole video. */
+  lengthMs: number;
   focused: string | null;
   onPick: (id: string) => void;
 }) {
-  const end = Math.max(1, ...segments.map((s) => Math.max(s.endMs, s.dubEndMs)));
+  const end = Math.max(1, lengthMs, ...segments.map((s) => Math.max(s.endMs, s.dubEndMs)));
   const speakers = [...new Set(segments.map((s) => s.speaker))];
   return (
     <div class="dub-timeline" role="group" aria-label="Timeline by speaker">

@@ -85,6 +85,25 @@ describe('studio: dubbing', { timeout: 900_000 }, () => {
     ).length;
     const marked = (await into.locator('option').allTextContents()).filter((o) => /lower quality/.test(o));
     assert.equal(marked.length, pivots, marked.join('; '));
+    // Only voices that can speak Spanish are offered (English-only local voices are not); one is heard.
+    const voices = JSON.parse(await call('/v2/voices')) as { id: string; labels?: Record<string, string> }[];
+    const speaks = (v: { labels?: Record<string, string> }) => {
+      const langs = v.labels?.languages ?? v.labels?.language;
+      return !langs || langs.split(',').some((l) => l.trim().toLowerCase().split('-')[0] === 'es');
+    };
+    const voice = page.getByLabel('Voice that speaks the dub');
+    const values = await voice.locator('option').evaluateAll((os) => os.map((o) => o.getAttribute('value')));
+    const offered = [...new Set(values.filter((v): v is string => !!v))].sort();
+    assert.deepEqual(offered, [...new Set(voices.filter(speaks).map((v) => v.id))].sort());
+    assert.ok(
+      voices.some((v) => !speaks(v)),
+      'some voice is left out',
+    );
+    await voice.selectOption(offered[0]!);
+    await page.getByRole('button', { name: /^Listen to / }).click();
+    await page.getByLabel(/^Sample of /).waitFor({ timeout: 60_000 });
+    // The dub itself lets each speaker get the voice nearest their own.
+    await voice.selectOption('');
     await page.getByLabel(/The words spoken/).fill(SCRIPT);
     await page.getByRole('button', { name: 'Dub the video' }).click();
     const first = await generationOfPage();

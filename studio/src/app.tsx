@@ -6,9 +6,16 @@ import { NewGeneration } from './pages/new.js';
 import { History } from './pages/history.js';
 import { GenerationPage } from './pages/generation.js';
 import { Settings } from './pages/settings.js';
+import { BatchPage } from './pages/batch.js';
 import { ErrorMessage } from './components/error-message.js';
 
-const TITLES = { new: 'New', history: 'History', generation: 'Generation', settings: 'Settings' } as const;
+const TITLES = {
+  new: 'New',
+  history: 'History',
+  generation: 'Generation',
+  settings: 'Settings',
+  batch: 'Batch',
+} as const;
 
 export function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
@@ -71,6 +78,9 @@ export function App() {
           <a href={href('history')} aria-current={current('history') ?? current('generation')}>
             History
           </a>
+          <a href={href('batch')} aria-current={current('batch')}>
+            Batch
+          </a>
           <a href={href('settings')} aria-current={current('settings')}>
             Settings
           </a>
@@ -93,6 +103,8 @@ export function App() {
           <History route={route} />
         ) : route.name === 'generation' ? (
           <GenerationPage id={route.id!} />
+        ) : route.name === 'batch' ? (
+          <BatchPage route={route} />
         ) : route.name === 'settings' ? (
           <Settings session={session} route={route} />
         ) : (

@@ -114,7 +114,8 @@ export function BatchPage({ route }: { route: Route }) {
         const v = await api<BatchValidated>('POST', '/v2/batch', form(file, name, true));
         setVerdict({ ok: true, file, name, summary: v.summary });
       } catch (e) {
-        if (!(e instanceof ApiError) || e.status === 0 || e.status >= 500) throw e;
+        // A refusal of the file itself is the verdict; other answers (plan, rate limit, outage) are errors.
+        if (!(e instanceof ApiError) || ![400, 413, 422].includes(e.status)) throw e;
         setVerdict({ ok: false, error: e, line: refusedLine(e.body, e.message) });
       }
     } catch (e) {
@@ -265,7 +266,8 @@ function Verdict({ verdict }: { verdict: Verdict | null }) {
         <h3>Dry run: refused</h3>
         <ErrorMessage error={verdict.error} />
         <p class="muted">
-          Nothing was created. The server stops at the first refused line: fix it and check again.
+          Nothing was created.
+          {verdict.line ? ' The check stops at the first refused line: fix it and check again.' : ''}
         </p>
       </div>
     );
@@ -305,7 +307,7 @@ function JsonlPreview({ lines, refused }: { lines: JsonlLine[]; refused: number 
             <tr key={l.line} class={l.line === refused ? 'refused' : undefined}>
               <th scope="row">
                 {l.line}
-                {l.line === refused ? <span class="sr-only"> (refused by the dry run)</span> : null}
+                {l.line === refused ? <span class="error-summary"> (refused by the dry run)</span> : null}
               </th>
               {l.unreadable ? (
                 <td colSpan={4}>Not a JSON object</td>

@@ -7,6 +7,7 @@ import { History } from './pages/history.js';
 import { GenerationPage } from './pages/generation.js';
 import { Settings } from './pages/settings.js';
 import { DubPage } from './pages/dub.js';
+import { BatchPage } from './pages/batch.js';
 import { ErrorMessage } from './components/error-message.js';
 
 const TITLES = {
@@ -15,6 +16,7 @@ const TITLES = {
   generation: 'Generation',
   settings: 'Settings',
   dub: 'Dub',
+  batch: 'Batch',
 } as const;
 
 export function App() {
@@ -81,6 +83,9 @@ export function App() {
           <a href={href('dub')} aria-current={current('dub')}>
             Dub
           </a>
+          <a href={href('batch')} aria-current={current('batch')}>
+            Batch
+          </a>
           <a href={href('settings')} aria-current={current('settings')}>
             Settings
           </a>
@@ -105,6 +110,8 @@ export function App() {
           <GenerationPage id={route.id!} />
         ) : route.name === 'dub' ? (
           <DubPage id={route.id} />
+        ) : route.name === 'batch' ? (
+          <BatchPage route={route} />
         ) : route.name === 'settings' ? (
           <Settings session={session} route={route} />
         ) : (

@@ -186,3 +186,32 @@ export interface DubTranscript {
   segments: DubSegment[];
   basedOn?: { generationId: string; regenerated: string[] };
 }
+
+/** GET /v2/batch/{id} (the public API's mix of snake_case and camelCase). */
+export interface Batch {
+  id: string;
+  created_at: string;
+  status: 'PENDING' | 'JOBS_CREATED' | 'PROCESSING' | 'COMPLETED' | 'FAILED' | string;
+  metrics: { total_generations: number; success_count: number; failed_count: number; pending_count: number };
+  outputUrl: string;
+  webhookUrl: string | null;
+  finished_at: string | null;
+  canceled_at: string | null;
+  error?: string;
+  error_code?: string;
+}
+
+/** POST /v2/batch with dry_run: the file passed every check; nothing was created. */
+export interface BatchValidated {
+  status: 'VALIDATED';
+  summary: {
+    total_records: number;
+    request_ids: { first: string; last: string };
+    models: Record<string, number>;
+    assets_resolved: number;
+    projects_resolved: number;
+    text_inputs: number;
+  };
+}
+
+export const BATCH_ENDED = new Set(['COMPLETED', 'FAILED']);

@@ -166,7 +166,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     organizations,
     apiKeys,
     webSessions,
-    members: new MemberService({ store, webSessions, apiKeys }),
+    members: new MemberService({ store, webSessions }),
     projects: new ProjectService(store),
     admission,
     urlSigner,

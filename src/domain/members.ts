@@ -10,6 +10,15 @@ export function checkCanInvite(actor: Role, role: Role): void {
 }
 
 /**
+ * Whether an invitation still stands when claimed: its inviter (null: the operator) must still be a
+ * member (`inviterRole` null: not any more) whose role may invite this role today.
+ */
+export function invitationStands(inviter: string | null, inviterRole: Role | null, role: Role): boolean {
+  if (inviter === null) return true;
+  return inviterRole !== null && inviterRole !== 'member' && canGrantRole(inviterRole, role);
+}
+
+/**
  * Changing a member's role: an admin may not touch an owner nor make one (it could lock the owners
  * out); nobody demotes the last owner (the organization would have no one to manage it).
  */
@@ -35,6 +44,26 @@ export function checkCanRemove(actor: Role, target: { role: Role }, ownerCount: 
 /** Organization-wide settings (the webhook secret) are for admins and owners. */
 export function checkCanManageOrganization(actor: Role, what: string): void {
   if (actor === 'member') throw forbidden(`a member cannot ${what}`);
+}
+
+/**
+ * The keys a user answers for: those the user created, and those created by such a key, however
+ * deep (a key made with a key would otherwise outlive its maker's removal). Revoked keys included,
+ * since a key made before its parent was revoked still descends from the user.
+ */
+export function keysOfUser<
+  K extends { id: string; createdByKeyId: string | null; createdByUserId: string | null },
+>(keys: K[], userId: string): K[] {
+  const theirs = new Set(keys.filter((k) => k.createdByUserId === userId).map((k) => k.id));
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const k of keys)
+      if (!theirs.has(k.id) && k.createdByKeyId !== null && theirs.has(k.createdByKeyId)) {
+        theirs.add(k.id);
+        grew = true;
+      }
+  }
+  return keys.filter((k) => theirs.has(k.id));
 }
 
 /** Keys a user created that outrank the user's new role (none when removed: every key they made). */

@@ -117,6 +117,10 @@ export class ApiKeyService {
         field: 'org',
         message: `organization ${opts.organizationId} not found`,
       });
+    // A key made with a key answers to the user behind the creating key (removing or demoting that
+    // user revokes it too: MemberService).
+    const parent =
+      opts.actor?.keyId && !opts.actor.userId ? await this.store.apiKeys.findById(opts.actor.keyId) : null;
     const key = generateApiKey();
     const record: ApiKeyRecord = {
       id: randomUUID(),
@@ -126,7 +130,7 @@ export class ApiKeyService {
       keyHash: hashApiKey(key),
       role: role as Role,
       createdByKeyId: opts.actor?.keyId ?? null,
-      createdByUserId: opts.actor?.userId ?? null,
+      createdByUserId: opts.actor?.userId ?? parent?.createdByUserId ?? null,
       createdAt: new Date().toISOString(),
       lastUsedAt: null,
       expiresAt: opts.expiresAt ? new Date(opts.expiresAt).toISOString() : null,

@@ -5,11 +5,17 @@ import type { Store } from '../store/index.js';
 import type { Database } from '../store/schema.js';
 import type { MemberView } from '../store/members.js';
 import type { Organization } from '../store/organizations.js';
-import type { ApiKeyService, AuthContext } from './api-keys.js';
+import type { AuthContext } from './api-keys.js';
 import type { WebSessionService } from './web-sessions.js';
 import { isRole, type Role } from '../domain/api-keys.js';
 import { AppError } from '../domain/errors.js';
-import { checkCanChangeRole, checkCanInvite, checkCanRemove, keysToRevoke } from '../domain/members.js';
+import {
+  checkCanChangeRole,
+  checkCanInvite,
+  checkCanRemove,
+  keysOfUser,
+  keysToRevoke,
+} from '../domain/members.js';
 
 export interface Invitation {
   readonly email: string;
@@ -22,9 +28,7 @@ export interface Invitation {
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export class MemberService {
-  constructor(
-    private readonly deps: { store: Store; webSessions: WebSessionService; apiKeys: ApiKeyService },
-  ) {}
+  constructor(private readonly deps: { store: Store; webSessions: WebSessionService }) {}
 
   /** Every member for admins and owners; a member sees only itself (spec rule 5's spirit). */
   async list(auth: AuthContext): Promise<MemberView[]> {
@@ -41,33 +45,37 @@ export class MemberService {
       throw new AppError('invalid_request', { field: 'email', message: 'email must be an email address' });
     if (await this.deps.store.members.findMemberByEmail(auth.organization.id, email))
       throw new AppError('member_exists');
-    const sent = await this.deps.webSessions.mailInvitation(auth.organization, email, role);
+    // The inviter answers for the invitation: a key stands for the user behind it (null: the operator's).
+    const inviter = auth.session?.userId ?? auth.key?.createdByUserId ?? null;
+    const sent = await this.deps.webSessions.mailInvitation(auth.organization, email, role, inviter);
     return { email, role, ...sent };
   }
 
   async changeRole(auth: AuthContext, userId: string, next: string): Promise<MemberView> {
     const role = roleOf(next);
     const org = auth.organization;
-    const { member, revoke } = await this.deps.store.organizations.exclusive(org.id, async (trx) => {
+    return this.deps.store.organizations.exclusive(org.id, async (trx) => {
       const target = await this.find(org, userId, trx);
-      // Counted under the organization's lock: two owners demoting each other cannot both succeed.
-      checkCanChangeRole(auth.role, target, role, await this.deps.store.members.countOwners(org.id, trx));
+      // The actor's role and the owners are read under the organization's lock: of two owners
+      // demoting each other at once, the second sees the first's demotion and is refused.
+      const actor = await this.actorRole(auth, trx);
+      checkCanChangeRole(actor, target, role, await this.deps.store.members.countOwners(org.id, trx));
       await this.deps.store.members.setRole(org.id, userId, role, trx);
-      return { member: { ...target, role }, revoke: target.role !== role };
+      if (target.role !== role) await this.revokeKeysOf(org.id, userId, role, trx);
+      return { ...target, role };
     });
-    if (revoke) await this.revokeKeysOf(org.id, userId, role);
-    return member;
   }
 
   async remove(auth: AuthContext, userId: string): Promise<MemberView> {
     const org = auth.organization;
     const member = await this.deps.store.organizations.exclusive(org.id, async (trx) => {
       const target = await this.find(org, userId, trx);
-      checkCanRemove(auth.role, target, await this.deps.store.members.countOwners(org.id, trx));
+      const actor = await this.actorRole(auth, trx);
+      checkCanRemove(actor, target, await this.deps.store.members.countOwners(org.id, trx));
       await this.deps.store.members.remove(org.id, userId, trx);
+      await this.revokeKeysOf(org.id, userId, null, trx);
       return target;
     });
-    await this.revokeKeysOf(org.id, userId, null);
     await this.deps.webSessions.userLeft(userId);
     return member;
   }
@@ -79,13 +87,30 @@ export class MemberService {
   }
 
   /**
-   * A removed user's keys, and a demoted user's keys above the new role, are revoked: a key must not
-   * keep powers its creator lost.
+   * A signed-in user's role as it is now (the request's was read before the lock, and may have been
+   * lowered or removed since); an API key acts with its own role.
    */
-  private async revokeKeysOf(organizationId: string, userId: string, role: Role | null): Promise<void> {
-    const keys = await this.deps.apiKeys.list(organizationId);
-    const theirs = keys.filter((k) => k.createdByUserId === userId && !k.revokedAt);
-    for (const k of keysToRevoke(theirs, role)) await this.deps.apiKeys.revoke(k.id);
+  private async actorRole(auth: AuthContext, trx: Transaction<Database>): Promise<Role> {
+    if (!auth.session) return auth.role;
+    const me = await this.deps.store.members.findMember(auth.organization.id, auth.session.userId, trx);
+    if (!me) throw new AppError('forbidden', { message: 'You are no longer a member of this organization.' });
+    return me.role;
+  }
+
+  /**
+   * A removed user's keys, and a demoted user's keys above the new role, are revoked in the same
+   * transaction: a key must not keep powers its creator lost, keys made by those keys included.
+   */
+  private async revokeKeysOf(
+    organizationId: string,
+    userId: string,
+    role: Role | null,
+    trx: Transaction<Database>,
+  ): Promise<void> {
+    const keys = await this.deps.store.apiKeys.listByOrganization(organizationId, trx);
+    const live = keysOfUser(keys, userId).filter((k) => !k.revokedAt);
+    const at = new Date().toISOString();
+    for (const k of keysToRevoke(live, role)) await this.deps.store.apiKeys.revoke(k.id, at, trx);
   }
 }
 

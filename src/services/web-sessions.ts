@@ -14,6 +14,7 @@ import type { AuthContext } from './api-keys.js';
 import type { OrganizationService } from './organizations.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { AppError } from '../domain/errors.js';
+import { invitationStands } from '../domain/members.js';
 import { ACCOUNT_RATE_RULE, rateLimitedError } from '../domain/rate-limits.js';
 import { createBetterAuth, type BetterAuth } from '../auth/better-auth.js';
 import { createMailer, type Mailer } from '../auth/mailer.js';
@@ -248,9 +249,15 @@ export class WebSessionService {
 
   /**
    * A single-use link (24 hours) that makes an account with this role in the organization; shown once.
-   * With `email` (an invitation) only an account with that address can use it.
+   * With `email` (an invitation) only an account with that address can use it; with `invitedBy`, only
+   * while that user may still grant the role.
    */
-  async createAccountLink(organizationId: string, role: Role = 'owner', email?: string): Promise<string> {
+  async createAccountLink(
+    organizationId: string,
+    role: Role = 'owner',
+    email?: string,
+    invitedBy: string | null = null,
+  ): Promise<string> {
     const token = randomBytes(32).toString('base64url');
     const now = Date.now();
     await this.deps.store.members.insertAccountLink({
@@ -260,6 +267,7 @@ export class WebSessionService {
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(now + ACCOUNT_LINK_HOURS * 3600_000).toISOString(),
       email: email?.trim().toLowerCase() ?? null,
+      createdByUserId: invitedBy,
     });
     // In the fragment: browsers never send it, so it reaches no request log or proxy.
     return `${this.deps.config.publicUrl}/setup#${token}`;
@@ -273,6 +281,7 @@ export class WebSessionService {
     organization: { id: string; name: string },
     email: string,
     role: Role,
+    invitedBy: string | null,
   ): Promise<{ expiresAt: string; delivery: 'email' | 'log' }> {
     const ctx = await this.auth.$context;
     // The link could not make this account (claimAccountLink refuses a taken address): say so now.
@@ -281,7 +290,7 @@ export class WebSessionService {
         field: 'email',
         message: 'an account with this email exists already; invite another address',
       });
-    const link = await this.createAccountLink(organization.id, role, email);
+    const link = await this.createAccountLink(organization.id, role, email, invitedBy);
     const expiresAt = new Date(Date.now() + ACCOUNT_LINK_HOURS * 3600_000).toISOString();
     try {
       await this.mailer.sendInvitation({
@@ -319,6 +328,12 @@ export class WebSessionService {
     const link = await this.deps.store.members.findAccountLink(tokenHash, now);
     if (!link) throw new AppError('account_link_invalid');
     const { organizationId, role } = link;
+    // An invitation lasts only as long as its sender's right to make it (removed or demoted: refused).
+    const inviter = link.createdByUserId
+      ? await this.deps.store.members.findMember(organizationId, link.createdByUserId)
+      : null;
+    if (!invitationStands(link.createdByUserId, inviter?.role ?? null, role))
+      throw new AppError('account_link_invalid');
     const email = input.email.trim().toLowerCase();
     if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
       throw new AppError('invalid_request', { field: 'email', message: 'email must be an email address' });

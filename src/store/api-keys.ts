@@ -319,8 +319,8 @@ export class ApiKeyRepository {
     return r ? toRecord(r) : null;
   }
 
-  async listByOrganization(organizationId: string): Promise<ApiKeyRecord[]> {
-    const rows = await this.db
+  async listByOrganization(organizationId: string, trx: Kysely<Database> = this.db): Promise<ApiKeyRecord[]> {
+    const rows = await trx
       .selectFrom('api_keys')
       .selectAll()
       .where('organization_id', '=', organizationId)
@@ -334,8 +334,8 @@ export class ApiKeyRepository {
     await this.db.updateTable('api_keys').set({ name }).where('id', '=', id).execute();
   }
 
-  async revoke(id: string, at: string): Promise<void> {
-    await this.db
+  async revoke(id: string, at: string, trx: Kysely<Database> = this.db): Promise<void> {
+    await trx
       .updateTable('api_keys')
       .set({ revoked_at: at })
       .where('id', '=', id)

@@ -121,6 +121,7 @@ export class MemberRepository {
     createdAt: string;
     expiresAt: string;
     email?: string | null;
+    createdByUserId?: string | null;
   }): Promise<void> {
     await this.db
       .insertInto('account_links')
@@ -132,23 +133,39 @@ export class MemberRepository {
         expires_at: l.expiresAt,
         used_at: null,
         email: l.email ?? null,
+        created_by_user_id: l.createdByUserId ?? null,
       })
       .execute();
   }
 
-  /** The link's organization, role and address (if bound to one) while it is unused and unexpired, else null. */
+  /**
+   * The link's organization, role, address (if bound to one) and inviter (null: the operator) while
+   * it is unused and unexpired, else null.
+   */
   async findAccountLink(
     tokenHash: string,
     now: string,
-  ): Promise<{ organizationId: string; role: Role; email: string | null } | null> {
+  ): Promise<{
+    organizationId: string;
+    role: Role;
+    email: string | null;
+    createdByUserId: string | null;
+  } | null> {
     const r = await this.db
       .selectFrom('account_links')
-      .select(['organization_id', 'role', 'email'])
+      .select(['organization_id', 'role', 'email', 'created_by_user_id'])
       .where('token_hash', '=', tokenHash)
       .where('used_at', 'is', null)
       .where('expires_at', '>', now)
       .executeTakeFirst();
-    return r ? { organizationId: r.organization_id, role: r.role as Role, email: r.email } : null;
+    return r
+      ? {
+          organizationId: r.organization_id,
+          role: r.role as Role,
+          email: r.email,
+          createdByUserId: r.created_by_user_id,
+        }
+      : null;
   }
 
   /** Marks the link used; false when another request used it first (or it expired meanwhile). */

@@ -143,6 +143,8 @@ export interface AccountLinkTable {
   used_at: string | null;
   /** An invitation's address (0018); null: any address. */
   email: string | null;
+  /** Who invited (0018); null: the operator. */
+  created_by_user_id: string | null;
 }
 
 /** Batches (0008): counters are written in each child's terminal transaction. */

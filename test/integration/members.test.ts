@@ -251,6 +251,117 @@ describe(`organization members (${process.env.TEST_DATABASE ?? 'sqlite'})`, () =
     assert.equal(back.json().role, 'member');
   });
 
+  test("keys made by a removed or demoted user's keys are revoked with them, however deep", async () => {
+    const { id, owner } = await orgWithOwner();
+    const makeKey = async (who: Who, role: Role) => {
+      const res = await call('POST', '/v2/api-keys', who, { name: `${role} key`, role });
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json().key as string;
+    };
+    const works = async (key: string) => (await call('GET', '/v2/api-keys', { key })).statusCode;
+
+    const admin = await account(id, 'admin');
+    const k1 = await makeKey(admin, 'admin');
+    const k2 = await makeKey({ key: k1 }, 'admin');
+    const k3 = await makeKey({ key: k2 }, 'admin');
+    assert.equal(await works(k3), 200);
+    assert.equal((await call('DELETE', `/v2/organizations/members/${admin.userId}`, owner)).statusCode, 200);
+    assert.deepEqual([await works(k1), await works(k2), await works(k3)], [401, 401, 401]);
+
+    // Demoted to member: the admin keys down the chain go, a member key made by one of them stays.
+    const other = await account(id, 'admin');
+    const a1 = await makeKey(other, 'admin');
+    const a2 = await makeKey({ key: a1 }, 'admin');
+    const m3 = await makeKey({ key: a2 }, 'member');
+    const demoted = await call('PATCH', `/v2/organizations/members/${other.userId}`, owner, {
+      role: 'member',
+    });
+    assert.equal(demoted.statusCode, 200, demoted.body);
+    assert.deepEqual([await works(a1), await works(a2), await works(m3)], [401, 401, 200]);
+  });
+
+  test("an invitation is refused once its sender may no longer grant its role; a valid sender's works", async () => {
+    const { id, owner } = await orgWithOwner();
+    const invite = async (who: Who, role: Role) => {
+      const email = `inv-${Math.random().toString(36).slice(2, 8)}@example.com`;
+      const res = await call('POST', '/v2/organizations/invitations', who, { email, role });
+      assert.equal(res.statusCode, 201, res.body);
+      const mail = await smtp.nextMailTo(email);
+      const link = /(https?:\/\/\S+\/setup#[\w-]+)/.exec(mail.raw.replace(/=\r?\n/g, ''))?.[1];
+      assert.ok(link, mail.raw);
+      return { email, link };
+    };
+
+    const removed = await account(id, 'admin');
+    const fromRemoved = await invite(removed, 'admin');
+    const demoted = await account(id, 'admin');
+    const fromDemoted = await invite(demoted, 'admin');
+    const kept = await account(id, 'admin');
+    const fromKept = await invite(kept, 'member');
+    const fromOwner = await invite(owner, 'owner');
+
+    assert.equal(
+      (await call('DELETE', `/v2/organizations/members/${removed.userId}`, owner)).statusCode,
+      200,
+    );
+    assert.equal(
+      (await call('PATCH', `/v2/organizations/members/${demoted.userId}`, owner, { role: 'member' }))
+        .statusCode,
+      200,
+    );
+    for (const refused of [fromRemoved, fromDemoted]) {
+      const res = await claim(refused.link, refused.email);
+      assert.equal(res.statusCode, 410, res.body);
+      assert.equal(res.json().errorCode, 'account_link_invalid');
+    }
+    assert.equal((await claim(fromKept.link, fromKept.email)).statusCode, 201);
+    assert.equal((await claim(fromOwner.link, fromOwner.email)).statusCode, 201);
+  });
+
+  test('two owners demoting each other at once: exactly one succeeds, one owner remains', async () => {
+    const { id, owner: a } = await orgWithOwner();
+    const b = await account(id, 'owner');
+    const [ab, ba] = await Promise.all([
+      call('PATCH', `/v2/organizations/members/${b.userId}`, a, { role: 'admin' }),
+      call('PATCH', `/v2/organizations/members/${a.userId}`, b, { role: 'admin' }),
+    ]);
+    assert.equal([ab, ba].filter((r) => r.statusCode === 200).length, 1, `${ab.body} ${ba.body}`);
+    // The loser is refused: it is an admin by the time it holds the lock.
+    assert.equal([ab, ba].find((r) => r.statusCode !== 200)!.statusCode, 403);
+    const owners = (
+      (await call('GET', '/v2/organizations/members', ab.statusCode === 200 ? a : b)).json() as {
+        role: string;
+      }[]
+    ).filter((m) => m.role === 'owner');
+    assert.equal(owners.length, 1);
+  });
+
+  test("a request authenticated before its user's demotion or removal acts with the role the user has now", async () => {
+    const { id, owner } = await orgWithOwner();
+    const stale = await account(id, 'owner');
+    const third = await account(id, 'owner');
+    const org = await t.services.organizations.get(id);
+    // What the gatekeeper read for `stale` before the owner's change below committed.
+    const auth = {
+      organization: org,
+      key: null,
+      role: 'owner' as const,
+      session: { id: 's', userId: stale.userId, email: stale.email, name: 'x', expiresAt: '' },
+    };
+    assert.equal(
+      (await call('PATCH', `/v2/organizations/members/${stale.userId}`, owner, { role: 'admin' })).statusCode,
+      200,
+    );
+    await assert.rejects(t.services.members.changeRole(auth, third.userId, 'member'), { code: 'forbidden' });
+    assert.equal((await call('DELETE', `/v2/organizations/members/${stale.userId}`, owner)).statusCode, 200);
+    await assert.rejects(t.services.members.remove(auth, third.userId), { code: 'forbidden' });
+    const roles = (await call('GET', '/v2/organizations/members', owner)).json() as { role: string }[];
+    assert.deepEqual(
+      roles.map((m) => m.role),
+      ['owner', 'owner'],
+    );
+  });
+
   test('the webhook secret: whole or masked for admins and owners, 403 for members; rotation', async () => {
     const { id, owner } = await orgWithOwner();
     const member = await account(id, 'member');

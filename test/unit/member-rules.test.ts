@@ -6,6 +6,8 @@ import {
   checkCanChangeRole,
   checkCanInvite,
   checkCanRemove,
+  invitationStands,
+  keysOfUser,
   keysToRevoke,
 } from '../../src/domain/members.js';
 import { maskSecret } from '../../src/domain/webhooks.js';
@@ -86,6 +88,40 @@ test('a demotion revokes the keys above the new role; a removal every key', () =
   assert.deepEqual(keysToRevoke(keys, 'admin'), keys.slice(0, 1));
   assert.deepEqual(keysToRevoke(keys, 'owner'), []);
   assert.deepEqual(keysToRevoke(keys, null), keys);
+});
+
+test("a user's keys: those the user made and, transitively, those made by them; none of others'", () => {
+  const k = (id: string, byKey: string | null, byUser: string | null) => ({
+    id,
+    createdByKeyId: byKey,
+    createdByUserId: byUser,
+  });
+  // Listed children first, so that one pass over the list would miss the deepest key.
+  const keys = [
+    k('c', 'b', null),
+    k('b', 'a', null),
+    k('a', null, 'u'),
+    k('x', null, 'v'),
+    k('y', 'x', null),
+  ];
+  assert.deepEqual(
+    keysOfUser(keys, 'u').map((x) => x.id),
+    ['c', 'b', 'a'],
+  );
+  assert.deepEqual(
+    keysOfUser(keys, 'v').map((x) => x.id),
+    ['x', 'y'],
+  );
+  assert.deepEqual(keysOfUser(keys, 'w'), []);
+});
+
+test("an invitation stands while its inviter is a member who may still grant the role (the operator's always)", () => {
+  assert.equal(invitationStands(null, null, 'owner'), true);
+  assert.equal(invitationStands('u', 'owner', 'owner'), true);
+  assert.equal(invitationStands('u', 'admin', 'admin'), true);
+  assert.equal(invitationStands('u', null, 'member'), false, 'no longer a member');
+  assert.equal(invitationStands('u', 'member', 'member'), false, 'members invite nobody');
+  assert.equal(invitationStands('u', 'admin', 'owner'), false);
 });
 
 test('the masked secret keeps its kind and last four characters only', () => {

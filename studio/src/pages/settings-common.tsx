@@ -1,5 +1,5 @@
 // Small pieces the settings sections share: role ranks, dates, and an inline confirmation.
-import { useEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import type { Role } from '../types.js';
 
 const RANK: Record<Role, number> = { owner: 3, admin: 2, member: 1 };
@@ -34,7 +34,9 @@ export function Confirm(props: {
   onCancel: () => void;
 }) {
   const button = useRef<HTMLButtonElement>(null);
-  useEffect(() => button.current?.focus(), []);
+  // As it renders, not after the next frame (useEffect): the button that opened the question is gone,
+  // and an Escape pressed before a late frame (a busy machine) would reach no handler.
+  useLayoutEffect(() => button.current?.focus(), []);
   return (
     <div
       class="confirm"

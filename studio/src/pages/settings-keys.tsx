@@ -1,6 +1,6 @@
 // API keys: create (the secret shown once), rename in place, revoke after a confirmation. The server
 // lists what the role may see: a member only the keys it created, admins and owners every key.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, get, type Session } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
 import type { ApiKeyRow, CreatedApiKey, Member } from '../types.js';
@@ -161,7 +161,8 @@ function CreateKeyForm(props: { role: ReturnType<typeof roleOf>; onCreated: (k: 
 function NewKey({ created, onDone }: { created: CreatedApiKey; onDone: () => void }) {
   const field = useRef<HTMLInputElement>(null);
   const [copied, setCopied] = useState('');
-  useEffect(() => {
+  // The focus moves as the content renders (not a frame later), so that keys typed at once land here.
+  useLayoutEffect(() => {
     field.current?.focus();
     field.current?.select();
   }, [created.key]);
@@ -209,7 +210,9 @@ function KeyRow(props: { k: ApiKeyRow; creator: string; onChanged: (message: str
   const revokeButton = useRef<HTMLButtonElement>(null);
   const nameCell = useRef<HTMLTableCellElement>(null);
   const focusNext = useRef<{ current: HTMLElement | null } | null>(null);
-  useEffect(() => {
+  // Layout effects, here and in RenameForm and Confirm: the element that had the focus is removed by
+  // the render, so the focus must move within it, before the next key arrives.
+  useLayoutEffect(() => {
     if (mode !== 'view' || !focusNext.current) return;
     focusNext.current.current?.focus();
     focusNext.current = null;
@@ -308,7 +311,7 @@ function RenameForm(props: {
 }) {
   const [name, setName] = useState(props.k.name);
   const input = useRef<HTMLInputElement>(null);
-  useEffect(() => {
+  useLayoutEffect(() => {
     input.current?.focus();
     input.current?.select();
   }, []);

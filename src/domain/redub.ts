@@ -43,13 +43,32 @@ export function redubBase(g: DubbedGeneration | null): RedubBase {
 }
 
 /**
- * The corrections checked against the earlier transcript: every id is one of its segments, and a
- * new span keeps the segments in time order (a segment starts no earlier than the one before it and
- * no later than the one after it). Returns the corrections by segment id.
+ * A corrected text may hold at most this many characters per second of its room, plus
+ * REDUB_TEXT_ALLOWANCE_CHARS. Fast speech is about 7-8 syllables a second in most languages, 15 to
+ * 20 letters in alphabetic scripts (fewer characters in CJK ones); twice that is text no stretch
+ * can fit, so the bound refuses only what could never be spoken in its place, while keeping what
+ * one correction may cost (speech synthesized, audio mixed) in proportion to the video.
+ */
+export const REDUB_TEXT_CHARS_PER_SECOND = 30;
+/** So that a very short segment can still say a short phrase ("¡Claro que sí!"). */
+export const REDUB_TEXT_ALLOWANCE_CHARS = 20;
+
+/** The longest corrected text for a segment with `roomMs` to speak in. */
+export function maxRedubTextChars(roomMs: number): number {
+  return Math.floor((Math.max(0, roomMs) * REDUB_TEXT_CHARS_PER_SECOND) / 1000) + REDUB_TEXT_ALLOWANCE_CHARS;
+}
+
+/**
+ * The corrections checked against the earlier transcript and its video (`videoMs` long): every id
+ * is one of its segments; a new span ends within the video and keeps the segments in time order
+ * (a segment starts no earlier than the one before it and no later than the one after it); a new
+ * text fits its room (from its start to the next segment's start, or to the video's end) at
+ * maxRedubTextChars. Returns the corrections by segment id.
  */
 export function checkEdits(
   base: DubRecord,
   edits: readonly DubSegmentEdit[],
+  videoMs: number,
 ): ReadonlyMap<string, DubSegmentEdit> {
   const ids = base.segments.map((s) => s.id);
   const byId = new Map<string, DubSegmentEdit>();
@@ -61,7 +80,18 @@ export function checkEdits(
       });
     byId.set(e.id, e);
   });
-  const starts = spansOf(base.segments, byId).map((s) => s.startMs);
+  // The video's length bounds the mix, the output and the price: a span past it is refused.
+  edits.forEach((e, i) => {
+    if (e.startMs === undefined || e.endMs === undefined) return;
+    const k = e.startMs >= videoMs ? 'startMs' : e.endMs > videoMs ? 'endMs' : null;
+    if (k)
+      throw new AppError('invalid_request', {
+        field: `dubParams.segments[${i}].${k}`,
+        message: `Segment ${e.id} would end after the video (${videoMs} ms long).`,
+      });
+  });
+  const spans = spansOf(base.segments, byId);
+  const starts = spans.map((s) => s.startMs);
   edits.forEach((e, i) => {
     if (e.startMs === undefined) return;
     const k = ids.indexOf(e.id);
@@ -69,6 +99,18 @@ export function checkEdits(
       throw new AppError('invalid_request', {
         field: `dubParams.segments[${i}].startMs`,
         message: `Segment ${e.id} would start before the segment before it or after the one after it.`,
+      });
+  });
+  edits.forEach((e, i) => {
+    if (e.translatedText === undefined) return;
+    const k = ids.indexOf(e.id);
+    const roomMs = Math.max(spans[k].endMs, starts[k + 1] ?? videoMs) - spans[k].startMs;
+    const max = maxRedubTextChars(roomMs);
+    const chars = [...e.translatedText].length;
+    if (chars > max)
+      throw new AppError('invalid_request', {
+        field: `dubParams.segments[${i}].translatedText`,
+        message: `Segment ${e.id} has ${roomMs} ms to speak in: its text may hold at most ${max} characters (${chars} given).`,
       });
   });
   return byId;

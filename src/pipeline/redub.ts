@@ -43,7 +43,7 @@ export async function redubSpeech(input: RedubInput, tools: DubTools): Promise<D
   if (!ask) throw new Error('redubSpeech needs dubParams.basedOn');
   const times: Record<string, number> = {};
   // Checked again against the record read at claim time: that is the one reused.
-  const edits = checkEdits(base, ask.segments);
+  const edits = checkEdits(base, ask.segments, input.durationMs);
   const dir = join(input.workDir, 'dub');
   await mkdir(dir, { recursive: true });
   const synthesizer = synthesizerFor(tools, input.voice);

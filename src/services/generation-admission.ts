@@ -163,7 +163,7 @@ export class GenerationAdmission {
     // Cheap refusals first: nothing is fetched or stored for a request refused here.
     await precheckLimit(this.store, this.activeGenerations(org));
     const req = await this.preflight(org, normaliseGenerationRequest(body));
-    return this.storeAndInsert(who, req, { claim, child: null }, opts, body);
+    return this.storeAndInsert(who, req, { claim, child: null }, opts);
   }
 
   /** Uploads, speech and inputs stored, then the insert; whatever a refusal stored is removed. */
@@ -172,13 +172,12 @@ export class GenerationAdmission {
     request: NormalisedRequest,
     mode: InsertMode,
     opts: CreateOptions = { idempotencyKey: null },
-    body?: GenerationRequestBody,
   ): Promise<GenerationRecord> {
     let req = request;
     const stored: Stored = { assetIds: [], inputs: null };
     let committed = false;
     try {
-      if (opts.upload && body) req = await this.saveUploads(who, body, opts.upload, stored);
+      if (opts.upload) req = await this.saveUploads(who, req, opts.upload, stored);
       if (req.text) req = await this.synthesizeText(who, req, stored, mode.claim !== null);
       mode.child?.signal?.throwIfAborted();
       stored.inputs = await this.deps.resolveInputs(who.organization, req);
@@ -231,7 +230,7 @@ export class GenerationAdmission {
   /** Rule 2: each uploaded file becomes an asset, passed by assetId. */
   private async saveUploads(
     who: Submitter,
-    body: GenerationRequestBody,
+    req: NormalisedRequest,
     form: UploadedForm,
     stored: Stored,
   ): Promise<NormalisedRequest> {
@@ -260,7 +259,7 @@ export class GenerationAdmission {
     // The first file's refusal is reported, as when they were saved one after the other.
     const refused = saved.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (refused) throw refused.reason;
-    return normaliseGenerationRequest(withUploadedAssets(body, ids));
+    return withUploadedAssets(req, ids);
   }
 
   private async discard(organizationId: string, stored: Stored): Promise<void> {

@@ -3,6 +3,7 @@
 // hashes in the idempotency fingerprint.
 import { sha256File } from '../file-hash.js';
 import { AppError } from '../domain/errors.js';
+import type { MediaRef, NormalisedRequest } from '../domain/generation-request.js';
 
 export const GENERATION_FILE_FIELDS = ['video', 'image', 'audio'] as const;
 /** Form fields whose text is JSON (the body's arrays and objects). */
@@ -83,15 +84,21 @@ export async function formFingerprintPayload(body: object, form: UploadedForm): 
   return { ...body, files: await formFileHashes(form) };
 }
 
-/** The body with each placeholder replaced by the id of the asset its file was saved as. */
-export function withUploadedAssets<T extends object>(body: T, assetIds: Readonly<Record<string, string>>): T {
-  const input = (body as { input?: unknown }).input;
-  return {
-    ...body,
-    input: (Array.isArray(input) ? (input as Record<string, unknown>[]) : []).map((i) =>
-      typeof i.assetId === 'string' && i.assetId.startsWith(UPLOAD_PREFIX)
-        ? { ...i, assetId: assetIds[String(i.type)] }
-        : i,
-    ),
+/**
+ * The request as preflight prepared it (a re-dub's earlier video, a dialogue edit, a voice chosen)
+ * with each placeholder input replaced by the id of the asset its file was saved as: normalising
+ * the form's body again would lose what preflight added.
+ */
+export function withUploadedAssets(
+  req: NormalisedRequest,
+  assetIds: Readonly<Record<string, string>>,
+): NormalisedRequest {
+  const saved = <T extends MediaRef | null>(ref: T): T => {
+    const id = ref?.assetId;
+    if (!ref || !id?.startsWith(UPLOAD_PREFIX)) return ref;
+    const assetId = assetIds[id.slice(UPLOAD_PREFIX.length)];
+    if (!assetId) throw new Error(`no saved asset for ${id}`);
+    return { ...ref, assetId };
   };
+  return { ...req, video: saved(req.video), image: saved(req.image), audio: saved(req.audio) };
 }

@@ -30,7 +30,7 @@ import {
 } from '../domain/generation-request.js';
 import { JOB_CANCELED } from '../domain/jobs.js';
 import { deliverableKey } from '../domain/plans.js';
-import { downloadDecision, endsWait, isStatus } from '../domain/generation-status.js';
+import { ACTIVE_STATUSES, downloadDecision, endsWait, isStatus } from '../domain/generation-status.js';
 import { estimateCost, type Estimate, type PriceTable } from '../domain/pricing.js';
 import { isUuid } from '../domain/ids.js';
 import {
@@ -222,7 +222,16 @@ export class GenerationService {
   async delete(organizationId: string, id: string): Promise<GenerationRecord> {
     const g = await this.get(organizationId, id);
     if (!endsWait(g.status)) throw new AppError('generation_not_deletable_while_processing');
-    await this.store.generations.markDeleted(g.id, new Date().toISOString());
+    // A re-dub still running reads this dub's video and segment audio (409, as an asset in use).
+    if (
+      !(await this.store.generations.markDeletedUnlessRedubbed(g, new Date().toISOString(), ACTIVE_STATUSES))
+    )
+      throw new AppError('generation_not_deletable_while_processing', {
+        field: 'id',
+        message: `A re-dub of generation ${g.id} (dubParams.basedOn) is still pending or processing.`,
+        suggestion:
+          'Wait until the re-dubs of this generation have finished (or cancel them), then delete it again.',
+      });
     const keys = [g.outputKey, g.watermarkedKey];
     for (const m of Object.values(g.resolvedInput)) {
       const media = m as Partial<ResolvedMedia> | null;

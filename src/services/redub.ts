@@ -18,7 +18,6 @@ export async function attachRedub(
   if (!req.dub || !ask) return req;
   const g = isUuid(ask.generationId) ? await store.generations.find(ask.generationId, org.id) : null;
   const base = redubBase(g);
-  checkEdits(base, ask.segments);
   if (req.dub.targetLang && req.dub.targetLang !== base.targetLang)
     throw new AppError('invalid_request', {
       field: 'dubParams.targetLang',
@@ -27,12 +26,15 @@ export async function attachRedub(
   const stored = (g as NonNullable<typeof g>).resolvedInput;
   const earlier = (stored.request as NormalisedRequest | undefined)?.dub ?? null;
   const video = stored.video as ResolvedMedia | undefined;
-  if (!video?.blobKey)
+  const videoSeconds = video?.probe?.durationSeconds ?? 0;
+  if (!video?.blobKey || !(videoSeconds > 0))
     throw new AppError('generation_output_unavailable', {
       status: 422,
       field: 'dubParams.basedOn',
       message: "The earlier dub's video is no longer stored: dub the video again.",
     });
+  // Spans and texts are bounded by the video the re-dub reuses (as the pipeline checks again).
+  checkEdits(base, ask.segments, Math.round(videoSeconds * 1000));
   // An asset stays the asset (in use while this runs); a fetched video is the earlier generation's
   // stored copy, read but never deleted with this one.
   const field = 'dubParams.basedOn';

@@ -1,5 +1,5 @@
 // The generation row: what clients see of a generation. How its work runs is its job row (jobs.ts).
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, GenerationTable } from './schema.js';
 import { compileOnce, type Dialect } from './database.js';
 import type { GenerationStatus } from '../domain/generation-status.js';
@@ -236,12 +236,36 @@ export class GenerationRepository {
     return (await q.execute()).map(toGeneration);
   }
 
-  async markDeleted(id: string, at: string): Promise<void> {
-    await this.db
+  /**
+   * Marks it deleted unless a re-dub based on it (dubParams.basedOn) is in one of `activeStatuses`:
+   * that re-dub still reads its video and kept segment audio. The check and the mark are one
+   * statement. false: refused (the row is left as it was).
+   */
+  async markDeletedUnlessRedubbed(
+    g: Pick<GenerationRecord, 'id' | 'organizationId'>,
+    at: string,
+    activeStatuses: readonly GenerationStatus[],
+  ): Promise<boolean> {
+    // The re-dub's stored request names it as {"basedOn":{"generationId":ID,...}} (src/domain/dub.ts).
+    const named = JSON.stringify({ basedOn: { generationId: g.id } }).slice(1, -2);
+    const pattern = `%${named.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const r = await this.db
       .updateTable('generations')
       .set({ deleted_at: at, updated_at: at })
-      .where('id', '=', id)
-      .execute();
+      .where('id', '=', g.id)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('generations as r')
+              .select(sql`1`.as('one'))
+              .where('r.organization_id', '=', g.organizationId)
+              .where('r.status', 'in', [...activeStatuses])
+              .where('r.resolved_input', 'like', sql<string>`${pattern} escape '\\'`),
+          ),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
   }
 
   /** Ids (and update times) of rows changed since `sinceIso`, for the SQLite cross-process wake-up. */

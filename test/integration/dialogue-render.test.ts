@@ -167,8 +167,21 @@ describe(`dialogue render (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     return ((outFrame + shift + 0.5) * 1000) / fps;
   }
 
-  async function renderAndCheck(edit: any, video: Record<string, string>, src: Source = source) {
-    const res = await postGenerate(t.app, org.owner.headers, body(edit.id, video));
+  async function renderAndCheck(
+    edit: any,
+    video: Record<string, string>,
+    src: Source = source,
+    form = false,
+  ) {
+    const b = body(edit.id, video);
+    // As multipart (fields only), the edit must survive the form's handling as it does JSON's.
+    const res = form
+      ? await postGenerateForm(t.app, org.owner.headers, [
+          { name: 'model', value: b.model },
+          { name: 'input', value: JSON.stringify(b.input) },
+          { name: 'dialogueEdit', value: JSON.stringify(b.dialogueEdit) },
+        ])
+      : await postGenerate(t.app, org.owner.headers, b);
     assert.equal(res.statusCode, 201, res.body);
     assert.deepEqual(res.json().input, [
       { type: 'video', ...video },
@@ -263,10 +276,10 @@ describe(`dialogue render (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     assert.ok(mouth < 28, `inside the slot: worst block ${mouth.toFixed(1)} dB`);
   });
 
-  test('a removal, by assetId: shorter output, untouched picture around it', async () => {
+  test('a removal, by assetId as multipart: shorter output, untouched picture around it', async () => {
     const edit = await preview([{ kind: 'remove', wordIds: ids('very') }]);
     assert.ok(['COMPLETED', 'COMPLETED_PARTIAL'].includes(edit.status), JSON.stringify(edit.error));
-    await renderAndCheck(edit, { assetId: source.id });
+    await renderAndCheck(edit, { assetId: source.id }, source, true);
   });
 
   test("a removal before a pause in a real recording: the preview's length, no jump at the cut", async () => {

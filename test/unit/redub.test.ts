@@ -8,7 +8,13 @@ import fc from 'fast-check';
 import { AppError } from '../../src/domain/errors.js';
 import { normaliseDubParams, type DubRecord, type DubSegment } from '../../src/domain/dub.js';
 import { fitSegment } from '../../src/domain/dub-timing.js';
-import { appendKeptTimeline, checkEdits, redubBase, replanRedub } from '../../src/domain/redub.js';
+import {
+  appendKeptTimeline,
+  checkEdits,
+  maxRedubTextChars,
+  redubBase,
+  replanRedub,
+} from '../../src/domain/redub.js';
 import type { DubbedGeneration } from '../../src/domain/dub-reads.js';
 import type { GenerationStatus } from '../../src/domain/generation-status.js';
 
@@ -159,14 +165,18 @@ describe('redubBase', () => {
 
 describe('checkEdits', () => {
   it('knows every corrected id and keeps the segments in time order', () => {
-    const ok = checkEdits(THREE, [{ id: 's2', translatedText: 'x', startMs: 2500, endMs: 4200 }]);
+    const ok = checkEdits(THREE, [{ id: 's2', translatedText: 'x', startMs: 2500, endMs: 4200 }], 8000);
     assert.deepEqual([...ok.keys()], ['s2']);
     assert.deepEqual(
       refusal(() =>
-        checkEdits(THREE, [
-          { id: 's1', translatedText: 'x' },
-          { id: 's9', translatedText: 'y' },
-        ]),
+        checkEdits(
+          THREE,
+          [
+            { id: 's1', translatedText: 'x' },
+            { id: 's9', translatedText: 'y' },
+          ],
+          8000,
+        ),
       ),
       {
         code: 'invalid_request',
@@ -175,19 +185,85 @@ describe('checkEdits', () => {
       },
     );
     assert.equal(
-      refusal(() => checkEdits(THREE, [{ id: 's2', startMs: 5500, endMs: 5900 }])).field,
+      refusal(() => checkEdits(THREE, [{ id: 's2', startMs: 5500, endMs: 5900 }], 8000)).field,
       'dubParams.segments[0].startMs',
     );
     assert.equal(
-      refusal(() => checkEdits(THREE, [{ id: 's2', startMs: 500, endMs: 900 }])).field,
+      refusal(() => checkEdits(THREE, [{ id: 's2', startMs: 500, endMs: 900 }], 8000)).field,
       'dubParams.segments[0].startMs',
+    );
+  });
+  it('a corrected span must end within the earlier video: its length bounds the mix and the price', () => {
+    const at = (startMs: number, endMs: number) =>
+      refusal(() => checkEdits(THREE, [{ id: 's3', startMs, endMs }], 8000));
+    assert.deepEqual(at(86_399_000, 86_400_000), {
+      code: 'invalid_request',
+      field: 'dubParams.segments[0].startMs',
+      status: 400,
+    });
+    assert.equal(at(5000, 8001).field, 'dubParams.segments[0].endMs');
+    assert.equal(at(8000, 9000).field, 'dubParams.segments[0].startMs');
+    assert.deepEqual([...checkEdits(THREE, [{ id: 's3', startMs: 5000, endMs: 8000 }], 8000).keys()], ['s3']);
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 86_399_999 }),
+        fc.integer({ min: 1, max: 86_400_000 }),
+        (a, b) => {
+          const e = { id: 's3', startMs: Math.min(a, b - 1), endMs: b };
+          let ok = true;
+          try {
+            checkEdits(THREE, [e], 8000);
+          } catch {
+            ok = false;
+          }
+          if (ok) assert.ok(e.endMs <= 8000, JSON.stringify(e));
+        },
+      ),
+    );
+  });
+
+  it('a corrected text is bounded by its room: 30 characters a second up to the next segment, plus 20', () => {
+    assert.equal(maxRedubTextChars(0), 20);
+    assert.equal(maxRedubTextChars(1000), 50);
+    assert.equal(maxRedubTextChars(2000), 80);
+    // s2 has 3000-5000 ms (up to s3's start): 80 characters.
+    assert.equal(checkEdits(THREE, [{ id: 's2', translatedText: 'a'.repeat(80) }], 8000).size, 1);
+    assert.deepEqual(
+      refusal(() => checkEdits(THREE, [{ id: 's2', translatedText: 'a'.repeat(81) }], 8000)),
+      {
+        code: 'invalid_request',
+        field: 'dubParams.segments[0].translatedText',
+        status: 400,
+      },
+    );
+    // Characters, not UTF-16 units: 80 emoji fit as well as 80 letters.
+    assert.equal(checkEdits(THREE, [{ id: 's2', translatedText: `a${'😀'.repeat(79)}` }], 8000).size, 1);
+    // The last segment's room runs to the end of the video (5000-8000 ms: 110).
+    assert.equal(checkEdits(THREE, [{ id: 's3', translatedText: 'a'.repeat(110) }], 8000).size, 1);
+    assert.equal(
+      refusal(() => checkEdits(THREE, [{ id: 's3', translatedText: 'a'.repeat(111) }], 8000)).field,
+      'dubParams.segments[0].translatedText',
+    );
+    // The room is measured after the corrections: s3 moved to 4000 ms leaves s2 1000 ms, 50 characters.
+    assert.equal(
+      refusal(() =>
+        checkEdits(
+          THREE,
+          [
+            { id: 's3', startMs: 4000, endMs: 6000 },
+            { id: 's2', translatedText: 'a'.repeat(51) },
+          ],
+          8000,
+        ),
+      ).field,
+      'dubParams.segments[1].translatedText',
     );
   });
 });
 
 describe('replanRedub', () => {
   it('fits a corrected segment again and keeps every other segment exactly where it was', () => {
-    const edits = checkEdits(THREE, [{ id: 's2', translatedText: 'una frase mucho más larga' }]);
+    const edits = checkEdits(THREE, [{ id: 's2', translatedText: 'una frase mucho más larga' }], 8000);
     const { segments, plans } = replanRedub(THREE, edits, new Map([['s2', 2000]]), 8000);
     assert.deepEqual(plans[1], fitSegment({ startMs: 3000, endMs: 4000, nextStartMs: 5000, speechMs: 2000 }));
     assert.equal(segments[1].translatedText, 'una frase mucho más larga');
@@ -202,7 +278,7 @@ describe('replanRedub', () => {
   });
 
   it('a moved span moves the room of the segment before it: its fit is measured again, its audio kept', () => {
-    const edits = checkEdits(THREE, [{ id: 's2', startMs: 2050, endMs: 2900 }]);
+    const edits = checkEdits(THREE, [{ id: 's2', startMs: 2050, endMs: 2900 }], 8000);
     const { segments } = replanRedub(THREE, edits, new Map([['s2', 850]]), 8000);
     assert.equal(segments[0].dubEndMs, 2100);
     assert.equal(segments[0].fits, false, 's1 now runs over the start of s2');
@@ -220,6 +296,7 @@ describe('replanRedub', () => {
           const edits = checkEdits(
             THREE,
             ids.map((id) => ({ id, translatedText: 'x' })),
+            8000,
           );
           const { segments } = replanRedub(THREE, edits, new Map(ids.map((id) => [id, ms])), 8000);
           for (const [i, s] of segments.entries()) {
@@ -234,7 +311,7 @@ describe('replanRedub', () => {
   });
 
   it('a corrected segment not spoken again is an internal error, not a silent reuse', () => {
-    const edits = checkEdits(THREE, [{ id: 's1', translatedText: 'x' }]);
+    const edits = checkEdits(THREE, [{ id: 's1', translatedText: 'x' }], 8000);
     assert.throws(() => replanRedub(THREE, edits, new Map(), 8000), /not spoken again/);
   });
 });

@@ -1,6 +1,8 @@
-// `lipsync languages` and `lipsync dub`: dubbing through a running server's API, as any client would
-// make it. `dub` uploads a local video (a URL is passed on), creates the generation with dubParams,
-// shows its progress, downloads the dubbed video and, if asked, its target-language subtitles.
+// `lipsync languages`, `lipsync dub` and `lipsync redub`: dubbing through a running server's API, as any
+// client would make it. `dub` uploads a local video (a URL is passed on), creates the generation with
+// dubParams, shows its progress, downloads the dubbed video and, if asked, its target-language
+// subtitles. `redub` corrects some segments of a finished dub (dubParams.basedOn): only those are
+// spoken again.
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
@@ -91,6 +93,73 @@ function dubLine(t: Record<string, any>): string {
   return `dubbed ${t.sourceLang} -> ${t.targetLang} (${t.provider}${route}): ${t.segments.length} segment(s), ${t.voices.length} voice(s)`;
 }
 
+/** `ID=TEXT` of --segment, `ID=START-END` (seconds) of --span: the corrections of a re-dub, by segment. */
+export function redubSegments(texts: string[], spans: string[]): Record<string, unknown>[] {
+  const byId = new Map<string, Record<string, unknown>>();
+  const entry = (id: string) => byId.get(id) ?? byId.set(id, { id }).get(id)!;
+  for (const t of texts) {
+    const at = t.indexOf('=');
+    if (at < 1)
+      throw usageError(`--segment takes ID=TEXT, e.g. s2="Buenos días." (got ${JSON.stringify(t)})`);
+    entry(t.slice(0, at).trim()).translatedText = t.slice(at + 1);
+  }
+  for (const sp of spans) {
+    const m = /^([^=]+)=(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)$/.exec(sp.trim());
+    if (!m || !(Number(m[3]) > Number(m[2])))
+      throw usageError(`--span takes ID=START-END in seconds, e.g. s2=1.5-3.2 (got ${JSON.stringify(sp)})`);
+    Object.assign(entry(m[1]!.trim()), {
+      startMs: Math.round(Number(m[2]) * 1000),
+      endMs: Math.round(Number(m[3]) * 1000),
+    });
+  }
+  if (byId.size === 0) throw usageError('redub needs at least one --segment ID=TEXT or --span ID=START-END');
+  return [...byId.values()];
+}
+
+const collect = (v: string, all: string[]) => [...all, v];
+
+/** Follows a created dub, downloads its video (and subtitles) and prints the summary line. */
+async function finishDub(
+  api: Api,
+  created: Record<string, any>,
+  opts: DubOpts,
+  out: string,
+  print: Print,
+): Promise<void> {
+  const json = !!opts.json;
+  const id = created.id as string;
+  if (!opts.wait) {
+    print(json, { id, status: created.status }, id);
+    return;
+  }
+  const { g } = await followGeneration(api, created, opts.poll, json ? null : new ProgressBar());
+  const output = await downloadOutput(api, id, out);
+  if (opts.subtitles !== undefined) await writeSubtitles(api, id, opts.subtitles);
+  const t = await api('GET', `/v2/generations/${id}/transcript`);
+  if (t.status !== 200) throw apiError(`getting the transcript of generation ${id}`, t);
+  const { generationId: _, ...dub } = t.json as Record<string, any>;
+  print(
+    json,
+    {
+      id,
+      status: g.status,
+      output,
+      subtitles: opts.subtitles ?? null,
+      outputDuration: g.outputDuration ?? null,
+      dub,
+    },
+    [output, ...(opts.subtitles ? [opts.subtitles] : []), dubLine(dub)].join('\n'),
+  );
+}
+
+/** The checks `dub` and `redub` share, before anything is sent. */
+function checkFollowOptions(opts: DubOpts): void {
+  if (opts.subtitles !== undefined) subtitlesFormat(opts.subtitles);
+  if (!opts.wait && (opts.out !== undefined || opts.subtitles !== undefined))
+    throw usageError('--out and --subtitles need the dub to finish: drop --no-wait');
+  if (!(opts.poll > 0)) throw usageError('--poll must be a positive number of seconds');
+}
+
 export function registerDubbingCommands(program: Command, print: Print): void {
   connectionOptions(
     program
@@ -130,13 +199,9 @@ export function registerDubbingCommands(program: Command, print: Print): void {
   )
     .option('--json', 'print one JSON object (no progress bar)')
     .action(async (video: string, opts: DubOpts) => {
-      const json = !!opts.json;
       if (!opts.to?.trim())
         throw usageError('dub needs --to LANG, the target language (see `lipsync languages`)');
-      if (opts.subtitles !== undefined) subtitlesFormat(opts.subtitles);
-      if (!opts.wait && (opts.out !== undefined || opts.subtitles !== undefined))
-        throw usageError('--out and --subtitles need the dub to finish: drop --no-wait');
-      if (!(opts.poll > 0)) throw usageError('--poll must be a positive number of seconds');
+      checkFollowOptions(opts);
       // Before anything is uploaded: a missing key is bad usage (exit 2).
       const api = apiFrom(opts);
       const created = await api(
@@ -156,28 +221,46 @@ export function registerDubbingCommands(program: Command, print: Print): void {
         { 'idempotency-key': randomUUID() },
       );
       if (created.status !== 201 && created.status !== 200) throw apiError('creating the dub', created);
-      const id = created.json.id as string;
-      if (!opts.wait) {
-        print(json, { id, status: created.json.status }, id);
-        return;
-      }
-      const { g } = await followGeneration(api, created.json, opts.poll, json ? null : new ProgressBar());
-      const output = await downloadOutput(api, id, opts.out ?? defaultOut(video, opts.to.trim()));
-      if (opts.subtitles !== undefined) await writeSubtitles(api, id, opts.subtitles);
-      const t = await api('GET', `/v2/generations/${id}/transcript`);
-      if (t.status !== 200) throw apiError(`getting the transcript of generation ${id}`, t);
-      const { generationId: _, ...dub } = t.json as Record<string, any>;
-      print(
-        json,
-        {
-          id,
-          status: g.status,
-          output,
-          subtitles: opts.subtitles ?? null,
-          outputDuration: g.outputDuration ?? null,
-          dub,
-        },
-        [output, ...(opts.subtitles ? [opts.subtitles] : []), dubLine(dub)].join('\n'),
+      await finishDub(api, created.json, opts, opts.out ?? defaultOut(video, opts.to.trim()), print);
+    });
+
+  connectionOptions(
+    program
+      .command('redub')
+      .description(
+        'correct some segments of a finished dub (see GET /v2/generations/ID/transcript): a new generation where only those are spoken again; downloads the output',
+      )
+      .argument('<generation-id>', 'the finished dub to correct')
+      .option(
+        '--segment <id=text>',
+        'a segment\'s new translation, e.g. s2="Buenos días." (repeatable)',
+        collect,
+        [],
+      )
+      .option(
+        '--span <id=start-end>',
+        "a segment's new source span in seconds, e.g. s2=1.5-3.2 (repeatable)",
+        collect,
+        [],
+      )
+      .option('--model <id>', 'model id', 'lipsync-2')
+      .option('--out <file>', 'where to write the dubbed video (default <generation id>.redub.mp4)')
+      .option('--subtitles <file>', 'also write the target-language subtitles (.srt or .vtt)')
+      .option('--no-wait', 'print the generation id once it is created and exit')
+      .option('--poll <seconds>', 'seconds between progress checks', (v) => Number(v), 1),
+  )
+    .option('--json', 'print one JSON object (no progress bar)')
+    .action(async (basedOn: string, opts: DubOpts & { segment: string[]; span: string[] }) => {
+      const segments = redubSegments(opts.segment, opts.span);
+      checkFollowOptions(opts);
+      const api = apiFrom(opts);
+      const created = await api(
+        'POST',
+        '/v2/generate',
+        { model: opts.model, dubParams: { basedOn, segments } },
+        { 'idempotency-key': randomUUID() },
       );
+      if (created.status !== 201 && created.status !== 200) throw apiError('creating the re-dub', created);
+      await finishDub(api, created.json, opts, opts.out ?? `${basedOn}.redub.mp4`, print);
     });
 }

@@ -1,6 +1,7 @@
-// `lipsync languages` and `lipsync dub` against a real server: the languages catalogue as a table
-// and as JSON; `dub`'s bad usage exits 2 before anything is sent; an API refusal exits 1 with the
-// API's error code; a whole dub writes the dubbed video and its subtitles.
+// `lipsync languages`, `lipsync dub` and `lipsync redub` against a real server: the languages catalogue
+// as a table and as JSON; `dub`'s bad usage exits 2 before anything is sent; an API refusal exits 1
+// with the API's error code; a whole dub writes the dubbed video and its subtitles, and a redub of one
+// of its segments writes the corrected one.
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -129,7 +130,15 @@ describe('lipsync languages and dub', { timeout: 400_000 }, () => {
       const r = await runCli(
         [
           ...['dub', face, '--to', 'es', '--out', join(outDir, 'dubbed.mp4')],
-          ...['--subtitles', join(outDir, 'dubbed.es.vtt'), '--server', server.url, '--poll', '0.2'],
+          ...[
+            '--subtitles',
+            join(outDir, 'dubbed.es.vtt'),
+            '--server',
+            server.url,
+            '--poll',
+            '0.2',
+            '--json',
+          ],
         ],
         { env: { ...dep.env, LIPSYNC_API_KEY: own.key }, timeoutMs: 170_000, cwd: outDir },
       );
@@ -139,6 +148,32 @@ describe('lipsync languages and dub', { timeout: 400_000 }, () => {
       assert.ok(probe.video && probe.audio, 'a video with the dubbed sound');
       const vtt = await readFile(join(outDir, 'dubbed.es.vtt'), 'utf8');
       assert.match(vtt, /^WEBVTT\n\n\d\d:\d\d:\d\d\.\d{3} --> \d\d:\d\d:\d\d\.\d{3}\n\S/);
+      const dubbed = JSON.parse(r.stdout) as { id: string; dub: { segments: { id: string }[] } };
+      const first = dubbed.dub.segments[0]!.id;
+
+      // redub: one segment corrected; only it is spoken again.
+      const redub = (args: string[]) =>
+        runCli(['redub', dubbed.id, ...args, '--server', server.url, '--poll', '0.2'], {
+          env: { ...dep.env, LIPSYNC_API_KEY: own.key },
+          timeoutMs: 170_000,
+          cwd: outDir,
+        });
+      for (const bad of [[], ['--segment', 'no-equals-sign'], ['--span', `${first}=3-1`]]) {
+        const u = await redub(bad);
+        assert.equal(u.code, 2, `${bad.join(' ')}: ${u.stderr}`);
+      }
+      const again = await redub(['--segment', `${first}=Hola a todos.`, '--out', 'fixed.mp4', '--json']);
+      assert.equal(again.code, 0, again.stderr);
+      const fixed = JSON.parse(again.stdout) as {
+        output: string;
+        dub: {
+          basedOn: { generationId: string; regenerated: string[] };
+          segments: { id: string; translatedText: string }[];
+        };
+      };
+      assert.deepEqual(fixed.dub.basedOn, { generationId: dubbed.id, regenerated: [first] });
+      assert.equal(fixed.dub.segments.find((s) => s.id === first)?.translatedText, 'Hola a todos.');
+      assert.ok((await probeMedia(join(outDir, 'fixed.mp4'))).video, 'the corrected video was written');
     } finally {
       await rm(outDir, { recursive: true, force: true });
     }

@@ -8,6 +8,7 @@ import { GenerationPage } from './pages/generation.js';
 import { Settings } from './pages/settings.js';
 import { DubPage } from './pages/dub.js';
 import { BatchPage } from './pages/batch.js';
+import { DialoguePage } from './pages/dialogue.js';
 import { ErrorMessage } from './components/error-message.js';
 
 const TITLES = {
@@ -16,6 +17,7 @@ const TITLES = {
   generation: 'Generation',
   settings: 'Settings',
   dub: 'Dub',
+  edit: 'Edit',
   batch: 'Batch',
 } as const;
 
@@ -83,6 +85,9 @@ export function App() {
           <a href={href('dub')} aria-current={current('dub')}>
             Dub
           </a>
+          <a href={href('edit')} aria-current={current('edit')}>
+            Edit
+          </a>
           <a href={href('batch')} aria-current={current('batch')}>
             Batch
           </a>
@@ -110,6 +115,8 @@ export function App() {
           <GenerationPage id={route.id!} />
         ) : route.name === 'dub' ? (
           <DubPage id={route.id} />
+        ) : route.name === 'edit' ? (
+          <DialoguePage />
         ) : route.name === 'batch' ? (
           <BatchPage route={route} />
         ) : route.name === 'settings' ? (

@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 
 export interface Route {
-  name: 'new' | 'history' | 'generation' | 'settings' | 'dub' | 'batch';
+  name: 'new' | 'history' | 'generation' | 'settings' | 'dub' | 'edit' | 'batch';
   id?: string;
   query: URLSearchParams;
 }
@@ -16,6 +16,7 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'batch') return { name: 'batch', id: parts[1] ? decoded(parts[1]) : undefined, query };
   if (parts[0] === 'settings') return { name: 'settings', id: parts[1], query };
   if (parts[0] === 'dub') return { name: 'dub', id: parts[1] ? decoded(parts[1]) : undefined, query };
+  if (parts[0] === 'edit') return { name: 'edit', query };
   if (parts[0] === 'generations' && parts[1]) return { name: 'generation', id: decoded(parts[1]), query };
   return { name: 'new', id: parts[1], query };
 }

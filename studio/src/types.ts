@@ -215,3 +215,51 @@ export interface BatchValidated {
 }
 
 export const BATCH_ENDED = new Set(['COMPLETED', 'FAILED']);
+
+/** A transcript word: ids run across the transcript, times absolute in the source (docs/transcription.md). */
+export interface TranscriptWord {
+  id: string;
+  text: string;
+  startMs: number;
+  endMs: number;
+  speakerId?: string | null;
+}
+
+export interface Transcript {
+  segments: { id: string; words: TranscriptWord[] }[];
+}
+
+/** GET /v2/transcriptions/{id}. */
+export interface Transcription {
+  id: string;
+  status: 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
+  sourceVideoUrl: string | null;
+  sourceStartMs: number;
+  sourceEndMs: number | null;
+  transcript: Transcript | null;
+  error: { code: string | null; message: string | null } | null;
+}
+
+/** One edit of POST /v2/dialogue-edits (docs/dialogue-editing.md). */
+export type DialogueOperation =
+  { kind: 'change'; wordId: string; replacement: string } | { kind: 'remove'; wordIds: string[] };
+
+/** An edited region: where it sits in the preview and in the source. */
+export interface DialogueSlot {
+  kind: 'change' | 'remove';
+  outputStartMs: number;
+  outputDurationMs: number;
+  sourceStartMs: number;
+  sourceDurationMs: number;
+}
+
+/** GET /v2/dialogue-edits/{id}. */
+export interface DialogueEditJob {
+  id: string;
+  status: 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'COMPLETED_PARTIAL' | 'FAILED';
+  previewAudioUrl: string | null;
+  previewDurationMs: number | null;
+  resultTranscript: Transcript | null;
+  resultSlots: DialogueSlot[] | null;
+  error: { code: string | null; message: string | null; wordIds?: string[]; [extra: string]: unknown } | null;
+}

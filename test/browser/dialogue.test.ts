@@ -1,7 +1,7 @@
 // The dialogue editor in Chromium: a talking-head clip whose speech is known (the local synthesizer's
 // over a fixture face, as in the CLI dialogue e2e) is uploaded on #/edit and transcribed in the page;
 // one word is retyped and two are removed, the preview is made and played, and the render is followed
-// to a COMPLETED generation. The API (owner key) then shows the preview holds exactly those edits.
+// to a COMPLETED generation. The API (owner key) then shows the preview rendered holds exactly those edits.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -98,6 +98,10 @@ describe('studio: dialogue editor', { timeout: 900_000 }, () => {
       undefined,
       { timeout: 30_000 },
     );
+    // The shot shows the video, the timeline, the edited words and as much of the preview as fits.
+    await page
+      .getByLabel('Source video')
+      .evaluate((v) => (v as unknown as { scrollIntoView(): void }).scrollIntoView());
     await screenshot(page, 'dialogue-editor');
     const wav = await page.context().request.get((await audio.getAttribute('src'))!);
     assert.equal(wav.status(), 200);

@@ -16,7 +16,7 @@ export function DialoguePreview({ job }: { job: DialogueEditJob }) {
         <p class="hint">Some synthesized words lack the room tone around them: listen before rendering.</p>
       ) : null}
       {job.previewAudioUrl ? (
-        <div class="row">
+        <div class="dialogue-bar">
           <audio
             ref={audio}
             controls

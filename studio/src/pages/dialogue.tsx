@@ -220,8 +220,8 @@ export function DialoguePage() {
         Change or remove words of a video without a reshoot: transcribe it, edit the words, listen, render.
       </p>
       <MediaPicker kind="VIDEO" title="Video to edit" value={video} onChange={choose} />
-      {video && !transcription ? (
-        <div class="row">
+      {video && !transcription?.transcript ? (
+        <div class="dialogue-bar">
           <button type="button" disabled={busy !== null} onClick={() => void transcribe()}>
             Transcribe
           </button>
@@ -267,7 +267,7 @@ export function DialoguePage() {
             {summary}
           </p>
           <form
-            class="dialogue-actions row"
+            class="dialogue-actions dialogue-bar"
             onSubmit={(e) => {
               e.preventDefault();
               replace();
@@ -294,7 +294,7 @@ export function DialoguePage() {
           <p aria-live="polite">
             {ops.length} {ops.length === 1 ? 'edit' : 'edits'}.
           </p>
-          <fieldset class="row">
+          <fieldset class="dialogue-bar dialogue-range">
             <legend>Window (optional: only this stretch is previewed and rendered)</legend>
             <label>
               Start (s)
@@ -315,7 +315,7 @@ export function DialoguePage() {
               />
             </label>
           </fieldset>
-          <div class="row">
+          <div class="dialogue-bar">
             <button type="button" disabled={!ops.length || busy !== null} onClick={() => void makePreview()}>
               Preview the edit
             </button>

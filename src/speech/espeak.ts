@@ -6,12 +6,12 @@
 import { mkdir, mkdtemp, readdir, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assignWords, parsePho, repairPho, visemeOfPhone } from './foreign-phones.js';
+import { assignWords, parsePho, repairPho, visemeOfPhone, type PhoPhone } from './foreign-phones.js';
 import type { TimedPiece } from './local-wav.js';
 import { readWavInfo } from './local-wav.js';
 import { tidyPhonemes } from './phones.js';
 import { MBROLA_ROOT, runTool } from './tools.js';
-import type { TimedPhoneme, TimedWord } from './types.js';
+import type { SpeechTimeline, TimedPhoneme, TimedWord } from './types.js';
 
 /** A target-language voice: espeak-ng's rules for `lang`, rendered by an MBROLA database. */
 export interface EspeakVoice {
@@ -109,6 +109,58 @@ async function pho(text: string, opts: EspeakOptions, file: string, dir: string)
   );
 }
 
+/** A chunk as espeak-ng would say it: its phones with durations, and which word each phone is in. */
+export interface EspeakPlan {
+  /** The `--pho` file, repaired for the voice's database. */
+  phoText: string;
+  phones: PhoPhone[];
+  words: string[];
+  /** The word of each phone; null when the words could not be told apart (then shared by length). */
+  wordOf: (number | undefined)[] | null;
+}
+
+/** espeak-ng's phones for a chunk, and the words they belong to. */
+export async function planEspeak(text: string, opts: EspeakOptions, dir: string): Promise<EspeakPlan> {
+  const phoText = repairPho(await pho(text, opts, 'text', dir), opts.voice.db);
+  const phones = parsePho(phoText);
+  // Each word said alone, one clause per word (clauses are parted by `_`), to tell words apart.
+  const words = chunkWords(text);
+  const alone = parsePho(
+    repairPho(await pho(words.map((w) => `${w}.`).join('\n'), opts, 'words', dir), opts.voice.db),
+  );
+  const groups: string[][] = [[]];
+  for (const p of alone) {
+    if (p.phone === '_') {
+      if (groups.at(-1)!.length > 0) groups.push([]);
+    } else groups.at(-1)!.push(p.phone);
+  }
+  if (groups.at(-1)!.length === 0) groups.pop();
+  const wordOf =
+    groups.length === words.length
+      ? assignWords(
+          phones.map((p) => p.phone),
+          groups,
+        )
+      : null;
+  return { phoText, phones, words, wordOf };
+}
+
+/** Renders a .pho file with the voice's MBROLA database into `wavPath`. */
+export async function renderMbrola(
+  phoText: string,
+  opts: EspeakOptions,
+  dir: string,
+  wavPath: string,
+): Promise<void> {
+  const phoPath = join(dir, 'speech.pho');
+  await writeFile(phoPath, phoText);
+  // -e: a diphone the database lacks becomes a short silence instead of a failed render.
+  await runTool('mbrola', ['-e', join(MBROLA_ROOT, opts.voice.db, opts.voice.db), phoPath, wavPath], {
+    signal: opts.signal,
+    timeoutMs: 30_000 + phoText.length * 10,
+  });
+}
+
 /**
  * Renders each chunk; returns a WAV (mono 16-bit at the database's rate: 16 or 22.05 kHz) and its
  * words and phones per chunk.
@@ -121,72 +173,61 @@ export async function synthesizeEspeak(
   for (const [i, text] of chunks.entries()) {
     const dir = join(opts.workDir, `espeak-${i}`);
     await mkdir(dir, { recursive: true });
-    const phoText = repairPho(await pho(text, opts, 'text', dir), opts.voice.db);
-    const phoPath = join(dir, 'speech.pho');
+    const plan = await planEspeak(text, opts, dir);
     const wavPath = join(dir, 'speech.wav');
-    await writeFile(phoPath, phoText);
-    // -e: a diphone the database lacks becomes a short silence instead of a failed render.
-    await runTool('mbrola', ['-e', join(MBROLA_ROOT, opts.voice.db, opts.voice.db), phoPath, wavPath], {
-      signal: opts.signal,
-      timeoutMs: 30_000 + text.length * 50,
-    });
-    const phones = parsePho(phoText);
-    // Each word said alone, one clause per word (clauses are parted by `_`), to tell words apart.
-    const words = chunkWords(text);
-    const alone = parsePho(
-      repairPho(await pho(words.map((w) => `${w}.`).join('\n'), opts, 'words', dir), opts.voice.db),
-    );
-    const groups: string[][] = [[]];
-    for (const p of alone) {
-      if (p.phone === '_') {
-        if (groups.at(-1)!.length > 0) groups.push([]);
-      } else groups.at(-1)!.push(p.phone);
-    }
-    if (groups.at(-1)!.length === 0) groups.pop();
-    const wordOf =
-      groups.length === words.length
-        ? assignWords(
-            phones.map((p) => p.phone),
-            groups,
-          )
-        : null;
+    await renderMbrola(plan.phoText, opts, dir, wavPath);
     const info = await readWavInfo(wavPath);
-    const totalMs = phones.reduce((s, p) => s + p.durMs, 0);
-    const scale = totalMs > 0 ? info.durationMs / totalMs : 1;
-    const phonemes: TimedPhoneme[] = [];
-    const spans = new Map<number, { startMs: number; endMs: number }>();
-    let t = 0;
-    for (const [k, p] of phones.entries()) {
-      const startMs = Math.round(t * scale);
-      t += p.durMs;
-      const endMs = Math.round(t * scale);
-      const phone = visemeOfPhone(p.phone) ?? 'ah';
-      // Without per-word phones, a chunk's speech is shared among its words by length of writing.
-      const w = phone === 'sil' ? undefined : (wordOf?.[k] ?? undefined);
-      phonemes.push(w === undefined ? { phone, startMs, endMs } : { phone, startMs, endMs, word: w });
-      if (w !== undefined) {
-        const s = spans.get(w);
-        spans.set(w, { startMs: s ? s.startMs : startMs, endMs });
-      }
-    }
-    const timeline = { words: [] as TimedWord[], phonemes: tidyPhonemes(phonemes) };
-    if (wordOf) {
-      // Words with no phone of their own (rare) are dropped from the timeline; indices are renumbered.
-      const renumber = new Map<number, number>();
-      words.forEach((w, k) => {
-        const s = spans.get(k);
-        if (s) {
-          renumber.set(k, timeline.words.length);
-          timeline.words.push({ text: w, ...s });
-        }
-      });
-      for (const p of timeline.phonemes) if (p.word !== undefined) p.word = renumber.get(p.word);
-    } else {
-      timeline.words.push(...proportionalWords(words, timeline.phonemes));
-    }
-    pieces.push({ wavPath, timeline });
+    pieces.push({ wavPath, timeline: planTimeline(plan, phoneBoundaries(plan.phones, info.durationMs)) });
   }
   return pieces;
+}
+
+/** The phones' boundaries (phones + 1 of them, ms) by their durations, rescaled to `durationMs`. */
+export function phoneBoundaries(phones: readonly PhoPhone[], durationMs: number): number[] {
+  const totalMs = phones.reduce((s, p) => s + p.durMs, 0);
+  const scale = totalMs > 0 ? durationMs / totalMs : 1;
+  const out = [0];
+  let t = 0;
+  for (const p of phones) {
+    t += p.durMs;
+    out.push(t * scale);
+  }
+  return out;
+}
+
+/** The timeline of a plan whose phone k spans boundariesMs[k]..boundariesMs[k + 1]. */
+export function planTimeline(plan: EspeakPlan, boundariesMs: readonly number[]): SpeechTimeline {
+  const { phones, words, wordOf } = plan;
+  const phonemes: TimedPhoneme[] = [];
+  const spans = new Map<number, { startMs: number; endMs: number }>();
+  for (const [k, p] of phones.entries()) {
+    const startMs = Math.round(boundariesMs[k]);
+    const endMs = Math.round(boundariesMs[k + 1]);
+    const phone = visemeOfPhone(p.phone) ?? 'ah';
+    // Without per-word phones, a chunk's speech is shared among its words by length of writing.
+    const w = phone === 'sil' ? undefined : (wordOf?.[k] ?? undefined);
+    phonemes.push(w === undefined ? { phone, startMs, endMs } : { phone, startMs, endMs, word: w });
+    if (w !== undefined) {
+      const s = spans.get(w);
+      spans.set(w, { startMs: s ? s.startMs : startMs, endMs });
+    }
+  }
+  const timeline = { words: [] as TimedWord[], phonemes: tidyPhonemes(phonemes) };
+  if (wordOf) {
+    // Words with no phone of their own (rare) are dropped from the timeline; indices are renumbered.
+    const renumber = new Map<number, number>();
+    words.forEach((w, k) => {
+      const s = spans.get(k);
+      if (s) {
+        renumber.set(k, timeline.words.length);
+        timeline.words.push({ text: w, ...s });
+      }
+    });
+    for (const p of timeline.phonemes) if (p.word !== undefined) p.word = renumber.get(p.word);
+  } else {
+    timeline.words.push(...proportionalWords(words, timeline.phonemes));
+  }
+  return timeline;
 }
 
 /** Words spread over the speech (first to last phone) by their written length: a fallback only. */

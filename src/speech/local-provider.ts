@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { synthesizeEspeak, type EspeakVoice } from './espeak.js';
 import { synthesizeFestival } from './festival.js';
 import { joinPieces, readWavInfo, type TimedPiece } from './local-wav.js';
+import { synthesizePico, type PicoVoice } from './pico.js';
 import { synthesizeRhvoice } from './rhvoice.js';
 import { splitIntoChunks, speakableText } from './text.js';
 import { detectLocalEngines, type LocalEngines, type RhvoiceVoice } from './tools.js';
@@ -24,9 +25,10 @@ import { PraatError } from './praat.js';
 export const MAX_LOCAL_TEXT_CHARS = 5000;
 
 interface LocalVoice extends ProviderVoice {
-  engine: 'festival' | 'rhvoice' | 'espeak';
+  engine: 'festival' | 'rhvoice' | 'espeak' | 'pico';
   rhvoice?: RhvoiceVoice;
   espeak?: EspeakVoice;
+  pico?: PicoVoice;
 }
 
 const voice = (
@@ -104,6 +106,45 @@ export const FOREIGN_VOICES: readonly LocalVoice[] = [
   foreign('espeak-fr4', 'French female (espeak-ng + MBROLA fr4)', 'female', 'mb-fr4', 'fr4', ['fr']),
 ];
 
+/** A Pico voice: pico2wave's language, and the espeak-ng + MBROLA voice its phone times are aligned from. */
+const pico = (providerVoiceId: string, name: string, lang: string, reference: EspeakVoice): LocalVoice => ({
+  providerVoiceId,
+  name,
+  labels: {
+    gender: 'female',
+    accent: name.split(' ')[0].toLowerCase(),
+    engine: 'pico',
+    language: reference.languages[0],
+    languages: reference.languages.join(','),
+    license: 'mbrola',
+  },
+  engine: 'pico',
+  pico: { lang, reference },
+});
+
+/**
+ * SVOX Pico voices, offered for the languages where the alignment of their phone times passed
+ * (median boundary error <= 20 ms, p90 <= 50 ms; docs/dubbing-voices.md). They come before the
+ * MBROLA voices of their language: among voices equally near a speaker's pitch, a dub takes the first.
+ */
+export const PICO_VOICES: readonly LocalVoice[] = [
+  pico('pico-es', 'Spanish female (SVOX Pico, aligned to MBROLA es1)', 'es-ES', {
+    espeak: 'mb-es1',
+    db: 'es1',
+    languages: ['es'],
+  }),
+  pico('pico-it', 'Italian female (SVOX Pico, aligned to MBROLA it4)', 'it-IT', {
+    espeak: 'mb-it4',
+    db: 'it4',
+    languages: ['it'],
+  }),
+  pico('pico-fr', 'French female (SVOX Pico, aligned to MBROLA fr4)', 'fr-FR', {
+    espeak: 'mb-fr4',
+    db: 'fr4',
+    languages: ['fr'],
+  }),
+];
+
 /** The installed-or-not catalogue entries that speak a language (codes compared case-blind). */
 export function foreignVoicesFor(language: string): readonly LocalVoice[] {
   const l = language.toLowerCase();
@@ -117,6 +158,7 @@ export const LOCAL_VOICES: readonly LocalVoice[] = [
   voice('rhvoice-bdl', 'BDL (RHVoice)', 'male', 'american', 'rhvoice', 'bdl'),
   voice('rhvoice-slt', 'SLT (RHVoice)', 'female', 'american', 'rhvoice', 'slt'),
   voice('rhvoice-alan', 'Alan (RHVoice)', 'male', 'scottish', 'rhvoice', 'alan'),
+  ...PICO_VOICES,
   ...FOREIGN_VOICES,
 ];
 
@@ -130,6 +172,8 @@ export interface LocalProviderOptions {
 function installed(v: LocalVoice, e: LocalEngines): boolean {
   if (v.engine === 'festival') return e.festival;
   if (v.engine === 'espeak') return e.espeak?.mbrolaDbs.includes(v.espeak!.db) ?? false;
+  if (v.engine === 'pico')
+    return (e.pico ?? false) && (e.espeak?.mbrolaDbs.includes(v.pico!.reference.db) ?? false);
   return v.rhvoice !== undefined && e.rhvoice.includes(v.rhvoice) && e.pocketsphinx && e.ffmpeg;
 }
 
@@ -176,7 +220,7 @@ export class LocalSynthesisProvider implements SynthesisProvider {
       );
     }
     // speakableText spells numbers in English; espeak-ng reads them in the voice's own language.
-    const text = v.engine === 'espeak' ? req.text : speakableText(req.text);
+    const text = v.engine === 'espeak' || v.engine === 'pico' ? req.text : speakableText(req.text);
     const chunks = splitIntoChunks(text, this.opts.chunkChars ?? 300).filter((c) => /[\p{L}0-9]/u.test(c));
     if (chunks.length === 0)
       throw new SpeechProviderError('rejected', 'local', 'nothing speakable in the text');
@@ -187,19 +231,26 @@ export class LocalSynthesisProvider implements SynthesisProvider {
       pieces =
         v.engine === 'festival'
           ? await synthesizeFestival(chunks, { workDir: req.workDir, speed, signal: req.signal })
-          : v.engine === 'espeak'
-            ? await synthesizeEspeak(chunks, {
-                voice: v.espeak!,
+          : v.engine === 'pico'
+            ? await synthesizePico(chunks, {
+                voice: v.pico!,
                 workDir: req.workDir,
                 speed,
                 signal: req.signal,
               })
-            : await synthesizeRhvoice(chunks, {
-                voice: v.rhvoice!,
-                workDir: req.workDir,
-                speed,
-                signal: req.signal,
-              });
+            : v.engine === 'espeak'
+              ? await synthesizeEspeak(chunks, {
+                  voice: v.espeak!,
+                  workDir: req.workDir,
+                  speed,
+                  signal: req.signal,
+                })
+              : await synthesizeRhvoice(chunks, {
+                  voice: v.rhvoice!,
+                  workDir: req.workDir,
+                  speed,
+                  signal: req.signal,
+                });
     } catch (err) {
       req.signal?.throwIfAborted();
       throw new SpeechProviderError('unavailable', 'local', (err as Error).message, { cause: err });

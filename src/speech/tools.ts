@@ -11,6 +11,7 @@ export const FESTIVAL_VOICE_DIR = '/usr/share/festival/voices/us/cmu_us_slt_arct
 export const RHVOICE_VOICE_ROOT = '/usr/share/RHVoice/voices';
 export const SPHINX_MODEL_ROOT = '/usr/share/pocketsphinx/model/en-us';
 export const MBROLA_ROOT = '/usr/share/mbrola';
+export const PICO_LANG_DIR = '/usr/share/pico/lang';
 
 /** `busy`: every speech process slot was taken and the queue full or its wait over (processes/pool.ts). */
 export type ToolFailure = 'failed' | 'aborted' | 'timeout' | 'spawn' | 'busy';
@@ -155,6 +156,8 @@ export interface LocalEngines {
   ffmpeg: boolean;
   /** espeak-ng and mbrola (other languages), with the MBROLA databases installed. */
   espeak?: { mbrolaDbs: string[] };
+  /** pico2wave (SVOX Pico, non-free) with its language files. */
+  pico?: boolean;
 }
 
 let detected: Promise<LocalEngines> | null = null;
@@ -162,7 +165,7 @@ let detected: Promise<LocalEngines> | null = null;
 /** Which local speech engines are installed (looked up once per process). */
 export function detectLocalEngines(): Promise<LocalEngines> {
   detected ??= (async () => {
-    const [festival, rhvoiceBin, sphinx, ffmpeg, espeak, mbrola] = await Promise.all([
+    const [festival, rhvoiceBin, sphinx, ffmpeg, espeak, mbrola, pico] = await Promise.all([
       Promise.all([onPath('festival'), isDir(FESTIVAL_VOICE_DIR)]).then(([a, b]) => a && b),
       onPath('RHVoice-test'),
       Promise.all([onPath('pocketsphinx_batch'), isDir(join(SPHINX_MODEL_ROOT, 'en-us'))]).then(
@@ -171,13 +174,14 @@ export function detectLocalEngines(): Promise<LocalEngines> {
       onPath('ffmpeg'),
       onPath('espeak-ng'),
       onPath('mbrola'),
+      Promise.all([onPath('pico2wave'), isDir(PICO_LANG_DIR)]).then(([a, b]) => a && b),
     ]);
     const rhvoice: RhvoiceVoice[] = [];
     if (rhvoiceBin) {
       for (const v of RHVOICE_VOICES) if (await isDir(join(RHVOICE_VOICE_ROOT, v))) rhvoice.push(v);
     }
     const mbrolaDbs = espeak && mbrola ? await installedMbrolaDbs() : [];
-    return { festival, rhvoice, pocketsphinx: sphinx, ffmpeg, espeak: { mbrolaDbs } };
+    return { festival, rhvoice, pocketsphinx: sphinx, ffmpeg, espeak: { mbrolaDbs }, pico };
   })();
   return detected;
 }

@@ -1,7 +1,8 @@
 // Text-to-speech and voices through the API with the real local provider (festival, RHVoice,
 // pocketsphinx, Praat): voices, POST /v2/tts (a TTS asset with its timeline), asynchronous TTS jobs
 // (rollout flag, idempotency, the `tts` job kind), local voice clones (pitch moves to the sample's),
-// every voice error code, and text inputs of POST /v2/generate.
+// every voice error code, text inputs of POST /v2/generate, and a SVOX Pico voice (listed when
+// pico2wave is installed) speaking Spanish with aligned phone times.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -17,6 +18,7 @@ import {
 import { encodeForm, uploadAssetFile } from '../helpers/multipart.js';
 import { startBackground, type Background } from '../../src/app/runtime.js';
 import { measureVoiceProfile, semitones } from '../../src/speech/voice-profile.js';
+import { detectLocalEngines } from '../../src/speech/tools.js';
 
 const SCRIPT = 'Bob bought a map by the big blue boat.';
 
@@ -117,6 +119,33 @@ describe(`speech API (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     // Uploads have no timeline.
     const up = await uploadAsset(org, fixture('media/hello.wav'));
     assertError(await call(org, 'GET', `/v2/assets/${up.id}/timeline`), 404, 'asset_not_found');
+  });
+
+  test('a Pico voice is listed when installed and speaks Spanish with words and phone times', async (t) => {
+    const engines = await detectLocalEngines();
+    if (!engines.pico || !engines.espeak?.mbrolaDbs.includes('es1'))
+      return t.skip('pico2wave or the MBROLA es1 voice is not installed');
+    const voices = (await call(org, 'GET', '/v2/voices?provider=local')).json();
+    const pico = voices.find((v: any) => v.id === 'pico-es');
+    assert.ok(pico, 'pico-es is listed');
+    assert.equal(pico.labels.engine, 'pico');
+    assert.equal(pico.labels.language, 'es');
+    const res = await call(org, 'POST', '/v2/tts', {
+      script: 'Mi padre bebe mucho.',
+      voiceId: 'pico-es',
+      provider: 'local',
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const timeline = (await call(org, 'GET', `/v2/assets/${res.json().id}/timeline`)).json();
+    assert.deepEqual(
+      timeline.words.map((w: any) => w.text),
+      ['Mi', 'padre', 'bebe', 'mucho'],
+    );
+    assert.deepEqual(
+      timeline.phonemes.filter((p: any) => ['p', 'b', 'm'].includes(p.phone)).map((p: any) => p.phone),
+      ['m', 'p', 'b', 'b', 'm'],
+    );
+    assert.ok(Math.abs(timeline.phonemes.at(-1).endMs - res.json().duration * 1000) <= 40);
   });
 
   test('TTS request errors: script length, voice, provider, settings', async () => {

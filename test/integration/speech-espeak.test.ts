@@ -2,7 +2,9 @@
 // Other-language voices on the real engines (espeak-ng + mbrola): Spanish and Catalan with the
 // synthesizer's own phone times (their sum is the WAV's length), words in order, lips shut at the
 // bilabials of "mi padre bebe mucho", no sound dropped by a database for any offered language, and a
-// rubberband stretch whose output is as long as planned. A test skips only when its engine is missing.
+// rubberband stretch whose output is as long as planned; a SVOX Pico voice whose phone times come
+// from DTW alignment shuts the lips where its own audio has the stop closure of each 'p'.
+// A test skips only when its engine is missing.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -14,6 +16,7 @@ import { makeTempDir, removeTempDir } from '../../src/media/tempdir.js';
 import { espeakDataDir } from '../../src/speech/espeak.js';
 import { repairPho } from '../../src/speech/foreign-phones.js';
 import { FOREIGN_VOICES, LocalSynthesisProvider } from '../../src/speech/local-provider.js';
+import { readMonoWav } from '../../src/speech/pico.js';
 import { readWavInfo } from '../../src/speech/local-wav.js';
 import { BILABIALS } from '../../src/speech/phones.js';
 import { stretchWav } from '../../src/speech/stretch.js';
@@ -144,6 +147,42 @@ describe('espeak-ng + MBROLA voices', () => {
       const r = await synth(text, v.providerVoiceId);
       assert.ok(r.timeline.words.length >= 8, v.providerVoiceId);
       assert.ok(Math.abs(r.timeline.phonemes.at(-1)!.endMs - r.durationMs) <= 40);
+    }
+  });
+
+  it("speaks Spanish with Pico, its phone times aligned: lips shut over the audio's own p closures", async (t) => {
+    if (!engines.pico) return t.skip('pico2wave (libttspico-utils) is not installed');
+    if (!need(t, 'es1')) return;
+    const text = 'Mi padre bebe mucho. El tiempo pasa rápido y compramos pan.';
+    const r = await synth(text, 'pico-es');
+    assert.equal(r.sampleRate, 16000);
+    checkTimeline(r, 11);
+    assert.deepEqual(
+      r.timeline.words.map((w) => w.text),
+      ['Mi', 'padre', 'bebe', 'mucho', 'El', 'tiempo', 'pasa', 'rápido', 'y', 'compramos', 'pan'],
+    );
+    const ph = r.timeline.phonemes;
+    assert.deepEqual(
+      ph.filter((p) => BILABIALS.has(p.phone)).map((p) => p.phone),
+      ['m', 'p', 'b', 'b', 'm', 'm', 'p', 'p', 'p', 'm', 'p', 'm', 'p'],
+    );
+    // Independently of the alignment: a voiceless stop is near silent during its closure. The
+    // quietest 10 ms near each 'p' must fall inside the span the mouth keeps shut (20 ms tolerance).
+    const { samples, sampleRate } = await readMonoWav(r.audioPath);
+    const level = (ms: number): number => {
+      const a = Math.max(0, Math.round((ms * sampleRate) / 1000));
+      let s = 1e-10;
+      for (let k = a; k < Math.min(samples.length, a + sampleRate / 100); k++) s += samples[k] ** 2;
+      return s;
+    };
+    for (const p of ph.filter((x) => x.phone === 'p')) {
+      const mid = (p.startMs + p.endMs) / 2;
+      let quiet = mid;
+      for (let ms = mid - 80; ms <= mid + 80; ms += 2) if (level(ms - 5) < level(quiet - 5)) quiet = ms;
+      assert.ok(
+        quiet >= p.startMs - 20 && quiet <= p.endMs + 20,
+        `the closure at ${quiet} ms is within p ${p.startMs}-${p.endMs} ms`,
+      );
     }
   });
 

@@ -3,7 +3,7 @@
 # .ci/run): ffmpeg for media; festival + the slt HTS voice + the CMU lexicon (the default local voice,
 # with native word and phone timings), pocketsphinx + its US English model (forced alignment),
 # praat (voice profiles and cloning), rubberband-cli and Apertium's translation pairs (dubbing). RHVoice's English voices are better, and
-# espeak-ng + MBROLA speak the other languages (docs/dubbing-voices.md); both live partly in Debian's
+# espeak-ng + MBROLA (and SVOX Pico) speak the other languages (docs/dubbing-voices.md); they live partly in Debian's
 # contrib/non-free components: they are added to apt's sources and installed when possible, and
 # skipped (with a note) when not; the local provider then offers only the voices that are installed.
 # Non-interactive; as root or with passwordless sudo. --with-browser adds Chromium and Firefox for the browser tests.
@@ -108,5 +108,19 @@ if ! command -v espeak-ng >/dev/null 2>&1 || ! command -v mbrola >/dev/null 2>&1
     echo "installed in $((SECONDS - started)) s"
   else
     echo "note: espeak-ng or the MBROLA voices are not available here (Debian's contrib/non-free components); the local provider speaks English only" >&2
+  fi
+fi
+
+# SVOX Pico (non-free): smoother Spanish, Italian and French voices; their phone times are aligned
+# from an MBROLA rendering (src/speech/pico.ts), so they are offered only next to the MBROLA voices.
+if ! command -v pico2wave >/dev/null 2>&1; then
+  add_contrib_non_free "SVOX Pico"
+  echo "installing SVOX Pico (optional: Spanish, Italian and French voices for dubbing)"
+  started=$SECONDS
+  apt_update || true
+  if apt_quiet install -y -qq --no-install-recommends libttspico-utils; then
+    echo "installed in $((SECONDS - started)) s"
+  else
+    echo "note: SVOX Pico is not available here (Debian's non-free component); dubs use the MBROLA voices" >&2
   fi
 fi

@@ -88,6 +88,7 @@ function generationRow(status: 'PENDING' | 'COMPLETED'): GenerationRecord {
     quality: done ? { engine: 'passthrough', framesTotal: 151, width: 700, height: 700, fps: 30 } : null,
     dub: null,
     dubAudioKey: null,
+    stillKey: null,
     startedAt: done ? now : null,
     finishedAt: done ? now : null,
     createdAt: now,

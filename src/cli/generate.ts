@@ -98,7 +98,18 @@ export async function generate(
   if (created.status !== 201 && created.status !== 200) throw apiError('creating the generation', created);
   const { g, quality } = await followGeneration(api, created.json, args.pollSeconds, bar);
   const out = await downloadOutput(api, g.id as string, args.out);
-  return { id: g.id, status: g.status, output: out, outputDuration: g.outputDuration ?? null, quality };
+  // A preview's still goes beside its clip: <clip name>.jpg.
+  const stillUrl = (g.preview as { stillUrl?: string | null } | undefined)?.stillUrl;
+  const still = stillUrl ? out.replace(/\.[^./]+$/, '') + '.jpg' : null;
+  if (stillUrl && still) await download(stillUrl, still, 'the still');
+  return {
+    id: g.id,
+    status: g.status,
+    output: out,
+    outputDuration: g.outputDuration ?? null,
+    ...(still ? { still } : {}),
+    quality,
+  };
 }
 
 /**

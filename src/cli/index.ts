@@ -170,6 +170,11 @@ export function buildProgram(): Command {
     )
     .option('--active-speaker', 'animate the face that speaks in the video (audio-visual detection)')
     .option('--temperature <t>', 'expressiveness 0..1', (v) => Number(v))
+    .option(
+      '--preview-at <seconds>',
+      'render only one second of the output from this moment, with a JPEG still of it (written beside --out)',
+      (v) => Number(v),
+    )
     .option('--options <json>', 'more generation options as a JSON object (merged last)')
     .option('--out <file>', 'where to write the output (default <id>.mp4)')
     .option('--poll <seconds>', 'seconds between progress checks', (v) => Number(v), 1)
@@ -187,6 +192,7 @@ export function buildProgram(): Command {
         syncMode?: string;
         activeSpeaker?: boolean;
         temperature?: number;
+        previewAt?: number;
         options?: string;
         out?: string;
         server?: string;
@@ -211,6 +217,10 @@ export function buildProgram(): Command {
           if (!(opts.temperature >= 0 && opts.temperature <= 1))
             fail(json, '--temperature must be from 0 to 1', 2);
           options.temperature = opts.temperature;
+        }
+        if (opts.previewAt !== undefined) {
+          if (!(opts.previewAt >= 0)) fail(json, '--preview-at must be a number of seconds >= 0', 2);
+          options.preview = { atMs: Math.round(opts.previewAt * 1000) };
         }
         if (opts.options) {
           let extra: unknown;
@@ -247,7 +257,7 @@ export function buildProgram(): Command {
           print(
             json,
             result,
-            `${result.output}\n${qualityText(result.quality as Record<string, unknown> | null)}`,
+            `${result.output}\n${result.still ? `${result.still}\n` : ''}${qualityText(result.quality as Record<string, unknown> | null)}`,
           );
         } catch (err) {
           if (!(err instanceof ClientError)) throw err;

@@ -385,6 +385,12 @@ export const ERRORS = {
     'The segments are invalid.',
     'Segments need startTime < endTime within the video, must not overlap, and must reference the audio input by refId with a window inside the audio.',
   ),
+  generation_preview_out_of_range: entry(
+    'generation_preview_out_of_range',
+    400,
+    'The preview moment is outside the output.',
+    'Give options.preview.atMs in milliseconds from 0 to just before the end of the output the full run would make.',
+  ),
   generation_feature_unavailable: entry(
     'generation_feature_unavailable',
     422,

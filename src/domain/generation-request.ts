@@ -5,6 +5,7 @@ import { findModel } from './models.js';
 import { normaliseTtsRequest, type TtsRequest } from './tts.js';
 import type { DialogueRender } from './dialogue-render.js';
 import { normaliseDubParams, type DubRequest } from './dub.js';
+import { normalisePreview, type PreviewRequest } from './preview.js';
 
 export const SYNC_MODES = ['bounce', 'loop', 'cut_off', 'silence', 'remap'] as const;
 export type SyncMode = (typeof SYNC_MODES)[number];
@@ -75,6 +76,8 @@ export interface NormalisedOptions {
   fps: number | null;
   outputResolution: [number, number] | null;
   activeSpeaker: ActiveSpeakerHint | null;
+  /** Render only one second of the output (domain/preview.ts); absent for a full run. */
+  preview?: PreviewRequest;
 }
 
 /** A text input: speech synthesized at submit time, then used as the audio input. */
@@ -201,6 +204,7 @@ export function normaliseOptions(
     activeSpeaker = { autoDetect: true };
   }
 
+  const preview = normalisePreview(o.preview);
   const m = findModel(model);
   return {
     pads: (pads as [number, number, number, number] | undefined) ?? null,
@@ -212,6 +216,7 @@ export function normaliseOptions(
     fps,
     outputResolution: (res as [number, number] | null | undefined) ?? null,
     activeSpeaker,
+    ...(preview ? { preview } : {}),
   };
 }
 
@@ -336,8 +341,16 @@ export function normaliseGenerationRequest(body: GenerationRequestBody): Normali
       field: 'model',
       message: `Model ${JSON.stringify(body.model)} is not supported.`,
     });
-  if (body.dialogueEdit !== undefined && body.dialogueEdit !== null) return dialogueRequest(body, model.id);
-  if (body.dubParams !== undefined && body.dubParams !== null) return dubRequest(body, model.id);
+  const dialogue = body.dialogueEdit !== undefined && body.dialogueEdit !== null;
+  const dubbed = body.dubParams !== undefined && body.dubParams !== null;
+  const preview = body.options?.preview;
+  if ((dialogue || dubbed) && preview !== undefined && preview !== null)
+    bad(
+      'options.preview',
+      `options.preview cannot be combined with ${dialogue ? 'dialogueEdit' : 'dubParams'}`,
+    );
+  if (dialogue) return dialogueRequest(body, model.id);
+  if (dubbed) return dubRequest(body, model.id);
   const items = body.input ?? [];
   if (!Array.isArray(items) || items.length === 0)
     bad('input', 'input needs one video (or image) input and one audio input');

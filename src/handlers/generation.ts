@@ -155,11 +155,13 @@ export function generationHandler(
         result.outputKey,
         result.watermarkedKey,
         result.dub?.audioKey ?? null,
+        result.stillKey ?? null,
         ...(result.dub?.record.kept?.clips.map((c) => c.key) ?? []),
       ],
       maxOutputs: 3,
       async outputsOf(job) {
         const g = await store.generations.findAny(job.subjectId);
+        // Output, watermarked output, and a dub's soundtrack and clips or a preview's still.
         return (g?.resolvedInput as StoredInputs | undefined)?.request?.dub ? 3 + MAX_KEPT_SEGMENT_CLIPS : 3;
       },
       measure: measuredGenerationResult,
@@ -198,6 +200,7 @@ export function generationHandler(
               output_duration: r.outputDuration,
               quality: JSON.stringify(r.quality),
               ...(r.dub ? { dub: JSON.stringify(r.dub.record), dub_audio_key: r.dub.audioKey } : {}),
+              ...(r.stillKey ? { still_key: r.stillKey } : {}),
             },
           };
         }

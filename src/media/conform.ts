@@ -17,6 +17,7 @@ import {
   type SyncMode,
 } from './conform-plan.js';
 import { audioGraph, videoChain } from './conform-graph.js';
+import { AUDIO_SAMPLE_RATE } from './encoding.js';
 import {
   aacArgs,
   containerArgs,
@@ -68,6 +69,8 @@ export interface ConformedPicture {
 export interface PreparedConform extends ConformedPicture {
   /** The soundtrack: WAV, 48 kHz stereo, exactly plan.durationSeconds long. */
   audioPath: string;
+  /** A window of a longer conform (windowConform): the index of its first frame there. */
+  firstFrame?: number;
 }
 
 /** The plan for these probed inputs; throws ConformPlanError when they cannot be combined. */
@@ -266,4 +269,62 @@ export async function conform(
     },
     { root: opts.tempRoot, signal: opts.signal },
   );
+}
+
+/**
+ * Frames [firstFrame, firstFrame + frameCount) of a prepared conform as a conform of their own (a
+ * preview of one second): the same picture chain cut after it, so each frame is the one the full
+ * output has there, and the soundtrack cut to the same span. The plan says the window's length and
+ * its segments shifted onto the window's clock; everything else (strategy, size, rate) is the full
+ * conform's, and sourceTimeAt(plan, firstFrame + i) is still the source time of the window's frame i.
+ */
+export async function windowConform(
+  prepared: PreparedConform,
+  window: { firstFrame: number; frameCount: number },
+  workDir: string,
+  opts: ConformRunOptions = {},
+): Promise<PreparedConform> {
+  const { plan, video } = prepared;
+  const first = Math.max(0, Math.min(window.firstFrame, plan.frameCount - 1));
+  const count = Math.max(1, Math.min(window.frameCount, plan.frameCount - first));
+  const start = first / plan.fps;
+  const duration = count / plan.fps;
+  const audioPath = join(workDir, 'soundtrack-window.wav');
+  const from = Math.round(start * AUDIO_SAMPLE_RATE);
+  const to = from + Math.round(duration * AUDIO_SAMPLE_RATE);
+  await runFfmpeg(
+    [
+      '-i',
+      prepared.audioPath,
+      '-af',
+      `atrim=start_sample=${from}:end_sample=${to},asetpts=PTS-STARTPTS`,
+      '-c:a',
+      'pcm_s16le',
+      '-f',
+      'wav',
+      audioPath,
+    ],
+    { signal: opts.signal, timeoutMs: opts.timeoutMs },
+  );
+  const segments = plan.segments
+    .filter((s) => s.endTime > start && s.startTime < start + duration)
+    .map((s) => {
+      // The part of the segment inside the window, its audio window moved on as far.
+      const skipped = Math.max(0, start - s.startTime);
+      return {
+        ...s,
+        startTime: Math.max(0, s.startTime - start),
+        endTime: Math.min(duration, s.endTime - start),
+        audioStart: Math.min(s.audioEnd, s.audioStart + skipped),
+      };
+    });
+  const label = `[${video.output}]`;
+  const chain = video.graph.endsWith(label) ? video.graph.slice(0, -label.length) : video.graph;
+  const cut = `,trim=start_frame=${first}:end_frame=${first + count},setpts=PTS-STARTPTS${label}`;
+  return {
+    plan: { ...plan, durationSeconds: duration, frameCount: count, segments },
+    video: { ...video, graph: chain + cut },
+    audioPath,
+    firstFrame: (prepared.firstFrame ?? 0) + first,
+  };
 }

@@ -62,6 +62,7 @@ export function conformedScene(
       })();
       return audio;
     },
-    sourceTimeAt: (frame) => sourceTimeAt(plan, frame),
+    // A window's frames are numbered from its start; the plan's from the full output's.
+    sourceTimeAt: (frame) => sourceTimeAt(plan, frame + (prepared.firstFrame ?? 0)),
   };
 }

@@ -6,11 +6,13 @@ import { rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunContext } from '../jobs/handler.js';
 import { JobFailure } from '../jobs/handler.js';
-import type { NormalisedRequest } from '../domain/generation-request.js';
+import type { NormalisedOptions, NormalisedRequest } from '../domain/generation-request.js';
 import type { ResolvedMedia } from './resolved-media.js';
 import { AppError } from '../domain/errors.js';
 import { withTempDir } from '../media/tempdir.js';
-import { conformedFrames, prepareConform, renderConformed } from '../media/conform.js';
+import { conformedFrames, prepareConform, renderConformed, windowConform } from '../media/conform.js';
+import { firstFrameJpeg } from '../media/still.js';
+import { previewWindow } from '../domain/preview.js';
 import { encodeFrames, FramePool, frameBytes, type PixelFormat } from '../media/frames.js';
 import { probeMedia, type MediaProbe } from '../media/probe.js';
 import { watermarkVideo } from '../media/watermark.js';
@@ -21,7 +23,7 @@ import type { EngineReport } from '../engines/engine.js';
 import { conformedScene } from '../media/scene.js';
 import { wantsSpeakerScan } from '../engines/engine.js';
 import { toConformSegments } from './segments.js';
-import { inOutputTime } from './timeline.js';
+import { inWindowTime } from './timeline.js';
 import { articulationFor, articulationReport, visemesOrNull, type ArticulationDeps } from './articulation.js';
 import { renderEditedVideo } from './dialogue-render.js';
 import { activeSpansOf, type DialogueRender } from '../domain/dialogue-render.js';
@@ -53,6 +55,8 @@ export interface GenerationResult {
   readonly quality: Record<string, unknown>;
   /** A dub's public transcript and its soundtrack (the generation's other output). */
   readonly dub?: { readonly record: DubRecord; readonly audioKey: string };
+  /** A preview's still: a JPEG of its first frame (the watermarked one where the plan needs it). */
+  readonly stillKey?: string;
 }
 
 /**
@@ -94,6 +98,19 @@ async function withKeptClips(
       phonemes: c.phonemes,
     });
   return { ...record, kept: { clips, speakers: kept.speakers } };
+}
+
+/** The options as a window of the output sees them: per-frame speaker boxes from its first frame. */
+function windowedOptions(options: NormalisedOptions, firstFrame: number): NormalisedOptions {
+  const boxes = options.activeSpeaker?.boundingBoxes;
+  if (!options.activeSpeaker || !boxes) return options;
+  return { ...options, activeSpeaker: { ...options.activeSpeaker, boundingBoxes: boxes.slice(firstFrame) } };
+}
+
+async function uploadStill(video: string, dir: string, ctx: RunContext): Promise<string> {
+  const still = join(dir, 'still.jpg');
+  await firstFrameJpeg(video, still, { signal: ctx.signal });
+  return ctx.files.upload('still.jpg', still, 'image/jpeg');
 }
 
 export async function runGeneration(
@@ -189,7 +206,7 @@ export async function runGeneration(
             },
             speech,
           );
-      const prepared = await prepareConform(
+      const whole = await prepareConform(
         {
           visual: { path: visualPath, probe: visual.probe },
           audio: { path: audioPath, probe: audio.probe },
@@ -205,7 +222,14 @@ export async function runGeneration(
         dir,
         { signal: ctx.signal, onProgress: (f) => ctx.progress(2 + f * 18) },
       );
+      // A preview renders one window of the whole output: the same frames and sound as a full run there.
+      const preview = req.options.preview
+        ? previewWindow(req.options.preview.atMs, whole.plan.frameCount, whole.plan.fps)
+        : null;
+      const prepared = preview ? await windowConform(whole, preview, dir, { signal: ctx.signal }) : whole;
       const { plan } = prepared;
+      const timed = <T extends { startMs: number; endMs: number }>(items: readonly T[]) =>
+        inWindowTime(items, whole.plan, preview);
       // The viseme model reads the conformed audio: its rows are then in output time already.
       const visemes =
         speech?.visemes && !binding.engine.passthrough
@@ -252,12 +276,12 @@ export async function runGeneration(
             : plan.segments.length
               ? plan.segments.map((s) => ({ start: s.startTime, end: s.endTime }))
               : null,
-          phonemes: articulation ? inOutputTime(articulation.phonemes, plan) : null,
-          phonemeSpans: articulation?.trusted ? inOutputTime(articulation.trusted, plan) : null,
+          phonemes: articulation ? timed(articulation.phonemes) : null,
+          phonemeSpans: articulation?.trusted ? timed(articulation.trusted) : null,
           phonemesAligned: articulation ? articulation.primary !== 'text' : false,
-          speech: articulation?.speech ? inOutputTime(articulation.speech, plan) : null,
+          speech: articulation?.speech ? timed(articulation.speech) : null,
           visemes,
-          options,
+          options: preview ? windowedOptions(options, preview.firstFrame) : options,
           settings: binding.settings,
           signal: ctx.signal,
           scene: conformedScene(prepared, { path: visualPath, hasAudio: visual.probe.audio !== null }, dir, {
@@ -299,11 +323,14 @@ export async function runGeneration(
       const outputDuration = probe.durationSeconds ?? plan.durationSeconds;
 
       let watermarkedKey: string | null = null;
+      let stillKey: string | null = null;
       if (input.watermark) {
         const wm = join(dir, `watermarked.${format}`);
         await watermarkVideo(out, wm, { signal: ctx.signal, format, probe });
+        // The still first: an upload takes the file away.
+        if (preview) stillKey = await uploadStill(wm, dir, ctx);
         watermarkedKey = await ctx.files.upload(`preview.${format}`, wm, contentType);
-      }
+      } else if (preview) stillKey = await uploadStill(out, dir, ctx);
       ctx.progress(95);
       const outputKey = await ctx.files.upload(`output.${format}`, out, contentType);
       const dub = dubRecord
@@ -318,6 +345,7 @@ export async function runGeneration(
         outputDuration,
         fps: plan.fps,
         ...(dub ? { dub } : {}),
+        ...(stillKey ? { stillKey } : {}),
         quality: {
           ...(dubReport ? { dub: dubReport } : {}),
           ...report,
@@ -326,7 +354,9 @@ export async function runGeneration(
           fps: plan.fps,
           syncMode: plan.syncMode,
           ...(articulation
-            ? { articulation: articulationReport(articulation, plan, { visemeModel: visemes !== null }) }
+            ? {
+                articulation: articulationReport(articulation, whole.plan, { visemeModel: visemes !== null }),
+              }
             : {}),
         },
       };

@@ -36,3 +36,18 @@ export function inOutputTime<T extends Span>(items: readonly T[], plan: ConformP
   const used = plan.audio.strategy === 'cut' ? Math.round(plan.audio.usedSeconds * 1000) : totalMs;
   return shifted(items, 0, Math.min(used, totalMs), 0);
 }
+
+/**
+ * Timed items (ms from the audio input's start) as heard in a window of the output (a preview): on
+ * the window's clock, from its first frame, cut at its end. Without a window, inOutputTime.
+ */
+export function inWindowTime<T extends Span>(
+  items: readonly T[],
+  plan: ConformPlan,
+  window: { startSeconds: number; durationSeconds: number } | null,
+): T[] {
+  const all = inOutputTime(items, plan);
+  if (!window) return all;
+  const from = Math.round(window.startSeconds * 1000);
+  return shifted(all, from, from + Math.round(window.durationSeconds * 1000), -from);
+}

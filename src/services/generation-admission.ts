@@ -323,6 +323,7 @@ export class GenerationAdmission {
       quality: null,
       dub: null,
       dubAudioKey: null,
+      stillKey: null,
       startedAt: null,
       finishedAt: null,
       createdAt: now,
@@ -387,6 +388,7 @@ function optionsView(req: NormalisedRequest): Record<string, unknown> {
     ...(o.fps ? { fps: o.fps } : {}),
     ...(o.outputResolution ? { output_resolution: o.outputResolution } : {}),
     ...(o.activeSpeaker ? { active_speaker: true } : {}),
+    ...(o.preview ? { preview: { atMs: o.preview.atMs } } : {}),
   };
 }
 

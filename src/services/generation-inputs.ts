@@ -12,6 +12,7 @@ import type { AssetRecord } from '../store/assets.js';
 import type { InputResolver, ResolvedInputs } from './generations.js';
 import type { MediaRef, NormalisedRequest } from '../domain/generation-request.js';
 import { AppError } from '../domain/errors.js';
+import { previewWindow } from '../domain/preview.js';
 import { storageExtension } from '../domain/assets.js';
 import { probeMedia, MediaProbeError, type MediaKind, type MediaProbe } from '../media/probe.js';
 import { fetchToFile, UrlFetchError } from '../media/fetch.js';
@@ -257,10 +258,15 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
       }
       throw e;
     }
+    // A preview renders, and is limited and priced as, its window only (400 when atMs is past the end).
+    const atMs = req.options.preview?.atMs;
     return {
       resolved: { [req.video ? 'video' : 'image']: visual, audio },
       maxFileBytes: Math.max(visual.probe.sizeBytes, audio.probe.sizeBytes),
-      outputSeconds: plan.durationSeconds,
+      outputSeconds:
+        atMs === undefined
+          ? plan.durationSeconds
+          : previewWindow(atMs, plan.frameCount, plan.fps).durationSeconds,
       fps: plan.fps,
       width: plan.width,
       height: plan.height,

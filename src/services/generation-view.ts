@@ -4,6 +4,8 @@ import { redactedWebhookUrl } from '../domain/webhooks.js';
 
 export interface GenerationViewOptions {
   outputUrl: string | null;
+  /** A completed preview's still, signed; absent or null otherwise. */
+  stillUrl?: string | null;
   includeProgress?: boolean;
   includeQuality?: boolean;
 }
@@ -60,6 +62,14 @@ export interface GenerationView {
   updatedAt: string;
   progress_percent?: number;
   quality?: Record<string, unknown> | null;
+  /** Only on a preview (options.preview): where it starts and its still once completed. */
+  preview?: { atMs: number; stillUrl: string | null };
+}
+
+/** The preview's start as stored in the options view, or null for a full run. */
+export function previewAtMs(g: GenerationRecord): number | null {
+  const at = (g.options?.preview as { atMs?: unknown } | undefined)?.atMs;
+  return typeof at === 'number' ? at : null;
 }
 
 export function generationView(g: GenerationRecord, o: GenerationViewOptions): GenerationView {
@@ -83,6 +93,8 @@ export function generationView(g: GenerationRecord, o: GenerationViewOptions): G
     source: g.source,
     updatedAt: g.updatedAt,
   };
+  const atMs = previewAtMs(g);
+  if (atMs !== null) view.preview = { atMs, stillUrl: o.stillUrl ?? null };
   if (o.includeProgress) view.progress_percent = Math.round(g.progress * 10) / 10;
   if (o.includeQuality) view.quality = g.quality;
   return view;

@@ -105,7 +105,7 @@ export class GenerationService {
   /** viewWithJson's texts, by the frozen record they were written from. */
   private readonly viewTexts = new WeakMap<
     GenerationRecord,
-    { outputUrl: string | null; progress: boolean; quality: boolean; text: string }
+    { outputUrl: string | null; stillUrl: string | null; progress: boolean; quality: boolean; text: string }
   >();
 
   constructor(private readonly deps: GenerationServiceDeps) {
@@ -232,7 +232,7 @@ export class GenerationService {
         suggestion:
           'Wait until the re-dubs of this generation have finished (or cancel them), then delete it again.',
       });
-    const keys = [g.outputKey, g.watermarkedKey];
+    const keys = [g.outputKey, g.watermarkedKey, g.stillKey];
     for (const m of Object.values(g.resolvedInput)) {
       const media = m as Partial<ResolvedMedia> | null;
       if (media?.source === 'url' && typeof media.blobKey === 'string') keys.push(media.blobKey);
@@ -333,6 +333,12 @@ export class GenerationService {
     return key ? this.deps.blobs.signedUrl(key, { fileName: downloadName(g) }) : null;
   }
 
+  /** A completed preview's still, signed (the watermarked picture where the plan needs it). */
+  async stillUrl(g: GenerationRecord): Promise<string | null> {
+    if (g.status !== 'COMPLETED' || !g.stillKey) return null;
+    return this.deps.blobs.signedUrl(g.stillKey, { fileName: downloadName(g).replace(/\.[^.]+$/, '.jpg') });
+  }
+
   async view(
     g: GenerationRecord,
     org: Organization,
@@ -340,6 +346,7 @@ export class GenerationService {
   ): Promise<GenerationView> {
     return generationView(g, {
       outputUrl: await this.outputUrl(g, org),
+      stillUrl: await this.stillUrl(g),
       includeProgress: extra.progress,
       includeQuality: extra.quality,
     });
@@ -359,8 +366,10 @@ export class GenerationService {
     serialize: (view: GenerationView) => string,
   ): Promise<{ view: GenerationView; text: string }> {
     const outputUrl = await this.outputUrl(g, org);
+    const stillUrl = await this.stillUrl(g);
     const view = generationView(g, {
       outputUrl,
+      stillUrl,
       includeProgress: extra.progress,
       includeQuality: extra.quality,
     });
@@ -368,13 +377,14 @@ export class GenerationService {
     if (
       kept !== undefined &&
       kept.outputUrl === outputUrl &&
+      kept.stillUrl === stillUrl &&
       kept.progress === extra.progress &&
       kept.quality === extra.quality
     ) {
       return { view, text: kept.text };
     }
     const text = serialize(view);
-    if (Object.isFrozen(g)) this.viewTexts.set(g, { outputUrl, ...extra, text });
+    if (Object.isFrozen(g)) this.viewTexts.set(g, { outputUrl, stillUrl, ...extra, text });
     return { view, text };
   }
 
@@ -389,7 +399,7 @@ export class GenerationService {
     const payload = JSON.parse(stored) as Record<string, unknown>;
     return JSON.stringify({
       ...payload,
-      ...generationView(g, { outputUrl: await this.outputUrl(g, org) }),
+      ...generationView(g, { outputUrl: await this.outputUrl(g, org), stillUrl: await this.stillUrl(g) }),
       status: payload.status,
       finalStatus: g.status,
       // A dub says what was dubbed and how well (languages, voices, segments that fit, stretch).

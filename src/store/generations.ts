@@ -32,6 +32,8 @@ export interface GenerationRecord {
   /** A dub's public transcript (domain/dub.ts); null for other generations. */
   dub: DubRecord | null;
   dubAudioKey: string | null;
+  /** A preview's still (options.preview): the JPEG of its first frame; null for other generations. */
+  stillKey: string | null;
   startedAt: string | null;
   finishedAt: string | null;
   createdAt: string;
@@ -67,6 +69,7 @@ export function toGeneration(r: Selectable<GenerationTable>): GenerationRecord {
     quality: j(r.quality),
     dub: j<DubRecord>(r.dub),
     dubAudioKey: r.dub_audio_key,
+    stillKey: r.still_key,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     createdAt: r.created_at,
@@ -101,6 +104,7 @@ export function toRow(g: GenerationRecord): GenerationTable {
     quality: g.quality === null ? null : JSON.stringify(g.quality),
     dub: g.dub === null ? null : JSON.stringify(g.dub),
     dub_audio_key: g.dubAudioKey,
+    still_key: g.stillKey,
     started_at: g.startedAt,
     finished_at: g.finishedAt,
     created_at: g.createdAt,
@@ -149,6 +153,7 @@ export const GENERATION_COLUMNS = [
   'quality',
   'dub',
   'dub_audio_key',
+  'still_key',
   'started_at',
   'finished_at',
   'created_at',

@@ -341,6 +341,8 @@ export interface GenerationTable {
   quality: string | null;
   dub: string | null;
   dub_audio_key: string | null;
+  /** A preview's still (0020); null for other generations. */
+  still_key: string | null;
   started_at: string | null;
   finished_at: string | null;
   created_at: string;

@@ -15,6 +15,8 @@ export interface Generation {
   quality?: Record<string, unknown>;
   projectId?: string | null;
   outputFileName?: string | null;
+  /** A preview (options.preview): where it starts and its still. */
+  preview?: { atMs: number; stillUrl: string | null };
 }
 
 export interface Asset {

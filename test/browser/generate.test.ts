@@ -397,4 +397,51 @@ describe('studio: the New page', { timeout: 600_000 }, () => {
     assert.match(page.url(), /#\/new\/script$/);
     assert.deepEqual(errors, []);
   });
+
+  test('a preview second before a full run: from the paused frame, its still and clip, then the whole video', async () => {
+    const { page, errors } = await open('Lip-sync a video to a recording');
+    await page.getByLabel('Choose a video file').setInputFiles(fixture('media/face_2.mp4'));
+    await page.getByLabel('Choose a recording file').setInputFiles(fixture('media/hello.wav'));
+    await page.getByText('face_2.mp4 is ready.').waitFor();
+    await page.getByText('hello.wav is ready.').waitFor();
+    await estimateSays(page, /Estimated cost/);
+    // The moment is the frame the video is paused on.
+    const player = page.getByLabel('The chosen video');
+    await until(async () => (await player.evaluate((v: Video) => v.readyState)) >= 2, 'the video loads');
+    await player.evaluate(
+      (v: Video) =>
+        new Promise<void>((resolve) => {
+          v.addEventListener('seeked', () => resolve(), { once: true });
+          v.pause();
+          v.currentTime = 1.2;
+        }),
+    );
+    const from = page.getByRole('spinbutton', { name: 'From (seconds)' });
+    await until(async () => (await from.inputValue()) === '1.20', 'the paused moment is the preview’s');
+    const post = page.waitForRequest(
+      (r) => r.method() === 'POST' && new URL(r.url()).pathname === '/v2/generate',
+    );
+    await page.getByRole('button', { name: 'Preview one second' }).click();
+    const sent = (await post).postDataJSON() as { options: { preview: { atMs: number } } };
+    assert.deepEqual(sent.options.preview, { atMs: 1200 });
+    await page.getByText('Preview ready: one second from 1.20 s.').waitFor({ timeout: 120_000 });
+    const still = page.getByRole('img', { name: 'The frame at 1.20 s, as the generation draws it' });
+    await until(
+      async () => (await still.evaluate((i: { naturalWidth: number }) => i.naturalWidth)) === 844,
+      'the still loads at the video’s size',
+    );
+    const clip = page.getByLabel('The preview clip');
+    await until(
+      async () => (await clip.evaluate((v: Video & { duration: number }) => v.duration)) > 0.9,
+      'the clip loads, about a second long',
+    );
+    assert.ok((await clip.evaluate((v: Video & { duration: number }) => v.duration)) < 1.2);
+
+    // Then the whole video, as without a preview.
+    await page.getByRole('button', { name: 'Generate' }).click();
+    const g = await finished(await generationOf(page));
+    assert.equal(g.status, 'COMPLETED', g.error ?? '');
+    assert.equal(g.options?.preview, undefined);
+    assert.deepEqual(errors, []);
+  });
 });

@@ -108,6 +108,26 @@ describe('lipsync generate', { timeout: 180_000 }, () => {
     assert.ok(!r.stderr.includes('['), 'no progress bar with --json');
   });
 
+  test('--preview-at renders one second from that moment and downloads its still beside it', async () => {
+    const out = join(dir, 'preview.mp4');
+    const r = await cli(['--video', face, '--audio', speech, '--preview-at', '0.6', '--out', out, '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(r.stdout.trim());
+    assert.equal(j.output, out);
+    assert.equal(j.still, join(dir, 'preview.jpg'));
+    // 25 frames (from frame 15 of the 2 s output), each with the face redrawn.
+    assert.equal(j.quality.framesTotal, 25);
+    assert.equal(j.quality.framesWithFace, 25);
+    const clip = await probeMedia(out);
+    assert.ok(Math.abs((clip.durationSeconds ?? 0) - 1) < 0.1, String(clip.durationSeconds));
+    const still = await probeMedia(j.still);
+    assert.equal(still.kind, 'IMAGE');
+    assert.deepEqual([still.video?.width, still.video?.height], [320, 320]);
+    const late = await cli(['--video', face, '--audio', speech, '--preview-at', 'soon']);
+    assert.equal(late.code, 2);
+    assert.match(late.stderr, /--preview-at must be/);
+  });
+
   test('a failed generation exits 1 with its error code', async () => {
     const r = await cli(['--video', nofaces, '--audio', speech, '--json']);
     assert.equal(r.code, 1, r.stdout + r.stderr);

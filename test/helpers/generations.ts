@@ -33,6 +33,7 @@ export function generationRecord(
     quality: null,
     dub: null,
     dubAudioKey: null,
+    stillKey: null,
     startedAt: null,
     finishedAt: now,
     createdAt: now,

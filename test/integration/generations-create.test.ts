@@ -5,11 +5,15 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
 import { startBackground, type Background } from '../../src/app/runtime.js';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   AUDIO_SHORT_SECONDS,
   VIDEO_SECONDS,
   fetchSigned,
   makeTestMedia,
+  probeFile,
   postGenerate,
   postGenerateForm,
   startMediaServer,
@@ -545,5 +549,94 @@ describe(`create generation (${DB})`, { timeout: 240_000 }, () => {
     assert.equal(done.status, 'COMPLETED');
     assert.ok(Math.abs(done.outputDuration - VIDEO_SECONDS) < 0.1);
     await waitTerminal(t.app, hobby.owner.headers, okLong.json().id);
+  });
+
+  test('a preview: one second from atMs as the clip and a JPEG still, limited, priced and billed as that second', async () => {
+    const input = [
+      { type: 'video', assetId: videoAsset },
+      { type: 'audio', assetId: await uploadAsset(t.app, org.owner.headers, m.audioLong) },
+    ];
+    // cut_off of the 2 s video and the 3 s recording: a 2 s output; 2000 ms is past its last frame.
+    const late = await postGenerate(t.app, org.owner.headers, {
+      model: 'lipsync-2',
+      input,
+      options: { preview: { atMs: 2000 } },
+    });
+    assertError(late, 400, 'generation_preview_out_of_range', 'options.preview.atMs');
+    assertError(
+      await postGenerate(t.app, org.owner.headers, {
+        model: 'lipsync-2',
+        input,
+        options: { preview: { atMs: -1 } },
+      }),
+      400,
+      'invalid_request',
+    );
+    const quote = await t.app.inject({
+      method: 'POST',
+      url: '/v2/analyze/cost',
+      headers: { ...org.owner.headers, 'content-type': 'application/json' },
+      payload: JSON.stringify({ model: 'lipsync-2', input, options: { preview: { atMs: 500 } } }),
+    });
+    assert.equal(quote.statusCode, 200, quote.body);
+    assert.equal(quote.json()[0].estimatedFrameCount, 25, quote.body);
+
+    const res = await postGenerate(t.app, org.owner.headers, {
+      model: 'lipsync-2',
+      input,
+      options: { preview: { atMs: 500 } },
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    assert.deepEqual(res.json().preview, { atMs: 500, stillUrl: null });
+    const done = await waitTerminal(t.app, org.owner.headers, res.json().id);
+    assert.equal(done.status, 'COMPLETED', JSON.stringify(done));
+    assert.equal(done.options.preview.atMs, 500);
+    assert.ok(Math.abs(done.outputDuration - 1) < 0.1, String(done.outputDuration));
+    const usage = await t.services.store.db.kysely
+      .selectFrom('usage_records')
+      .selectAll()
+      .where('generation_id', '=', done.id)
+      .executeTakeFirstOrThrow();
+    assert.ok(Math.abs(Number(usage.seconds) - 1) < 0.1, `billed ${usage.seconds} s`);
+
+    const dir = await mkdtemp(join(tmpdir(), 'preview-test-'));
+    try {
+      const clip = join(dir, 'clip.mp4');
+      const still = join(dir, 'still.jpg');
+      await writeFile(clip, (await fetchSigned(t.app, done.outputUrl)).rawPayload);
+      const stillRes = await fetchSigned(t.app, done.preview.stillUrl);
+      assert.equal(stillRes.statusCode, 200);
+      await writeFile(still, stillRes.rawPayload);
+      const c = await probeFile(clip);
+      assert.ok(Math.abs(c.duration - 1) < 0.1, `clip of ${c.duration} s`);
+      assert.deepEqual([c.video?.width, c.video?.height], [256, 256]);
+      const s = await probeFile(still);
+      assert.equal(s.video?.codec, 'mjpeg');
+      assert.deepEqual([s.video?.width, s.video?.height], [256, 256]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+
+    // The plan's length limit counts the preview's second, not the output it is taken from.
+    const free = await createOrgWithKey(t.services, { plan: 'free' });
+    const long = [
+      { type: 'video', assetId: await uploadAsset(t.app, free.owner.headers, m.video) },
+      { type: 'audio', assetId: await uploadAsset(t.app, free.owner.headers, m.audio61) },
+    ];
+    const full = await postGenerate(t.app, free.owner.headers, {
+      model: 'lipsync-2',
+      input: long,
+      options: { sync_mode: 'loop' },
+    });
+    assertError(full, 422, 'generation_plan_duration_exceeded');
+    const part = await postGenerate(t.app, free.owner.headers, {
+      model: 'lipsync-2',
+      input: long,
+      options: { sync_mode: 'loop', preview: { atMs: 59_500 } },
+    });
+    assert.equal(part.statusCode, 201, part.body);
+    const partDone = await waitTerminal(t.app, free.owner.headers, part.json().id);
+    assert.equal(partDone.status, 'COMPLETED', JSON.stringify(partDone));
+    assert.ok(Math.abs(partDone.outputDuration - 1) < 0.1, String(partDone.outputDuration));
   });
 });

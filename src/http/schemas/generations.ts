@@ -37,6 +37,23 @@ const Options = Type.Object(
       Nullable(Type.Array(Type.Integer({ minimum: 16, maximum: 7680 }), { minItems: 2, maxItems: 2 })),
     ),
     active_speaker: Type.Optional(Nullable(Type.Boolean())),
+    preview: Type.Optional(
+      Nullable(
+        Type.Object(
+          {
+            atMs: Type.Integer({
+              minimum: 0,
+              description: "Where the preview starts, milliseconds on the full output's clock.",
+            }),
+          },
+          {
+            additionalProperties: false,
+            description:
+              'Render only about one second of the output from atMs, with a JPEG still of its first frame (docs/generations.md).',
+          },
+        ),
+      ),
+    ),
     active_speaker_detection: Type.Optional(
       Nullable(
         Type.Object(
@@ -131,6 +148,15 @@ export const GenerationSchema = Type.Object(
     outputFileName: Type.Optional(Nullable(Type.String())),
     source: Type.Optional(Type.String()),
     updatedAt: Type.Optional(Type.String()),
+    preview: Type.Optional(
+      Type.Object(
+        {
+          atMs: Type.Number(),
+          stillUrl: Nullable(Type.String({ description: 'A JPEG of the first frame, once COMPLETED.' })),
+        },
+        { description: 'Only on a preview generation (options.preview): outputUrl is its short clip.' },
+      ),
+    ),
   },
   { $id: 'Generation', additionalProperties: true },
 );

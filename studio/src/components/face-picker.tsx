@@ -15,6 +15,8 @@ interface Props {
   frameOf: (seconds: number) => number | null;
   /** The frame rate seen while the video plays (where the browser tells frame times). */
   onFps?: (fps: number) => void;
+  /** The moment (seconds) the video was paused or moved to while paused. */
+  onMoment?: (seconds: number) => void;
 }
 
 /**
@@ -58,7 +60,7 @@ function pictureBox(v: HTMLVideoElement) {
  * The chosen video, to pick the face to animate: pause on a frame, press "Choose the face", then
  * click the face (or move the marker with the arrow keys and press Enter).
  */
-export function FacePicker({ src, value, onChange, frameOf, onFps }: Props) {
+export function FacePicker({ src, value, onChange, frameOf, onFps, onMoment }: Props) {
   const video = useRef<HTMLVideoElement>(null);
   const [choosing, setChoosing] = useState(false);
   // The keyboard marker, as fractions of the picture.
@@ -142,7 +144,18 @@ export function FacePicker({ src, value, onChange, frameOf, onFps }: Props) {
   return (
     <div class="face-picker">
       <div class="face-stage">
-        <video ref={video} src={src} controls preload="auto" class="player" aria-label="The chosen video" />
+        <video
+          ref={video}
+          src={src}
+          controls
+          preload="auto"
+          class="player"
+          aria-label="The chosen video"
+          onPause={(e) => onMoment?.(e.currentTarget.currentTime)}
+          onSeeked={(e) => {
+            if (e.currentTarget.paused) onMoment?.(e.currentTarget.currentTime);
+          }}
+        />
         {value && !choosing && v?.videoWidth ? (
           <span
             class="face-dot"

@@ -79,7 +79,7 @@ export function GenerationPage({ id }: { id: string }) {
       <p>
         <a href={href('history')}>← History</a>
       </p>
-      <h1 id="generation-title">Generation</h1>
+      <h1 id="generation-title">{g?.preview ? 'Preview of one second' : 'Generation'}</h1>
       <ErrorMessage error={error} />
       {g ? (
         <>

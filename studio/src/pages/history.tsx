@@ -225,7 +225,12 @@ function Generations({ route, projects }: { route: Route; projects: Project[] })
                         <span class="sr-only">, generation {g.id}</span>
                       </a>
                     </td>
-                    <td>{g.model}</td>
+                    <td>
+                      {g.model}
+                      {g.preview ? (
+                        <span class="muted"> (preview from {(g.preview.atMs / 1000).toFixed(2)} s)</span>
+                      ) : null}
+                    </td>
                     <td>{g.projectId ? (projectName.get(g.projectId) ?? g.projectId) : '—'}</td>
                     <td>{g.outputFileName ?? '—'}</td>
                     <td>

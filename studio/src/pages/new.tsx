@@ -7,6 +7,7 @@ import { VoicePicker, type VoiceSettings } from '../components/voice-picker.js';
 import { navigate, type Route } from '../router.js';
 import type { Asset, Generation } from '../types.js';
 import { CostEstimate } from './new-estimate.js';
+import { PreviewSecond } from './new-preview.js';
 import { ProjectChoice, SegmentsEditor, SyncModeChoice, type Segment, type SyncMode } from './new-options.js';
 import {
   buildRequest,
@@ -38,6 +39,8 @@ export function NewGeneration({ route }: { route: Route }) {
   const [segments, setSegments] = useState<Segment[] | null>(null);
   const [face, setFace] = useState<FaceChoice | null>(null);
   const [projectId, setProjectId] = useState('');
+  // Where the video player was paused: the moment a preview starts at.
+  const [moment, setMoment] = useState<number | null>(null);
   // The video's frame rate, from a quote priced from its media: numbers the frame of a chosen face.
   const [rate, setRate] = useState<{ assetId: string; fps: number } | null>(null);
   const [error, setError] = useState<ApiError | null>(null);
@@ -234,6 +237,7 @@ export function NewGeneration({ route }: { route: Route }) {
                   onChange={setFace}
                   frameOf={frameOf}
                   onFps={(f) => setMeasured({ assetId: visual.id, fps: f })}
+                  onMoment={setMoment}
                 />
                 <ErrorMessage error={at('face')} />
               </section>
@@ -272,6 +276,8 @@ export function NewGeneration({ route }: { route: Route }) {
             </section>
 
             <CostEstimate quote={quote} onEstimate={(e) => setRate({ assetId: visual!.id, fps: e.fps })} />
+
+            <PreviewSecond request={request} moment={moment} />
 
             <ErrorMessage error={unplaced} />
             {error && !unplaced ? (

@@ -1,7 +1,7 @@
-// `lipsync transcribe` and `lipsync dialogue`: the dialogue-editing flow from the command line
-// through a running server's API, as any client would run it (upload, POST /v2/transcriptions,
-// POST /v2/dialogue-edits, POST /v2/generate with dialogueEdit). Progress goes to stderr; signed URLs
-// are never printed: they grant access.
+// `lipsync transcribe`, `lipsync transcript correct` and `lipsync dialogue`: the dialogue-editing flow
+// from the command line through a running server's API, as any client would run it (upload, POST
+// /v2/transcriptions, PATCH /v2/transcriptions/{id}, POST /v2/dialogue-edits, POST /v2/generate with
+// dialogueEdit). Progress goes to stderr; signed URLs are never printed: they grant access.
 import { randomUUID } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
@@ -49,6 +49,13 @@ function parseChange(v: string): Extract<Edit, { kind: 'change' }> {
   const m = /^([^\s=]+)=([\s\S]*)$/.exec(v);
   if (!m || m[2].trim() === '') throw usageError(`--change ${JSON.stringify(v)}: expected WORD_ID=TEXT`);
   return { kind: 'change', wordId: m[1], replacement: m[2].trim() };
+}
+
+/** `--word WORD_ID=TEXT` of `transcript correct`: what was really said there. */
+function parseWordCorrection(v: string): { id: string; text: string } {
+  const m = /^([^\s=]+)=([\s\S]*)$/.exec(v);
+  if (!m || m[2].trim() === '') throw usageError(`--word ${JSON.stringify(v)}: expected WORD_ID=TEXT`);
+  return { id: m[1], text: m[2].trim() };
 }
 
 /** `FIRST_ID..LAST_ID` (or one id). */
@@ -133,6 +140,43 @@ export function transcriptText(t: Transcript): string {
   const all = words(t);
   const width = Math.max(0, ...all.map((w) => w.id.length));
   return all.map((w) => `${w.id.padEnd(width)}  ${sec(w.startMs)}-${sec(w.endMs)}  ${w.text}`).join('\n');
+}
+
+interface CorrectOpts extends ApiOpts {
+  word?: string[];
+  revision?: string;
+  out?: string;
+}
+
+/**
+ * PATCH /v2/transcriptions/{id} with the corrected words (against --revision, else the current one),
+ * followed until the alignment has made the next revision.
+ */
+async function correctTranscript(id: string, opts: CorrectOpts) {
+  const words = (opts.word ?? []).map(parseWordCorrection);
+  if (!words.length) throw usageError('give at least one --word WORD_ID=TEXT');
+  if (opts.revision !== undefined && !/^[1-9]\d*$/.test(opts.revision))
+    throw usageError(`--revision must be a whole number from 1, got ${opts.revision}`);
+  const api = apiFrom(opts);
+  const path = `/v2/transcriptions/${encodeURIComponent(id)}`;
+  let revision = opts.revision === undefined ? undefined : Number(opts.revision);
+  if (revision === undefined) {
+    const r = await api('GET', path);
+    if (r.status !== 200) throw apiError('reading the transcription', r);
+    revision = r.json.revision as number;
+  }
+  const r = await api('PATCH', path, { revision, words });
+  if (r.status !== 200 && r.status !== 202) throw apiError('correcting the transcription', r);
+  const job = await follow(api, path, 'transcription', r.json, opts.json ? null : new StatusLine());
+  // A correction that could not run leaves the transcript as it was, with the reason.
+  if (job.error)
+    throw new ClientError(`the correction of ${id} failed: ${job.error.code}: ${job.error.message ?? ''}`, {
+      id,
+      revision: job.revision,
+      errorCode: job.error.code,
+      error: job.error,
+    });
+  return job;
 }
 
 interface DialogueOpts extends ApiOpts {
@@ -258,6 +302,27 @@ export function registerDialogueCommands(program: Command, print: Print): void {
     const job = await transcribe(api, asset, window, opts.json ? null : new StatusLine());
     if (opts.out) await writeFile(opts.out, JSON.stringify(job, null, 2) + '\n');
     print(!!opts.json, job, transcriptText(job.transcript as Transcript) || '(no words)');
+  });
+
+  const transcript = program.command('transcript').description("a transcription's words");
+  apiOptions(
+    transcript
+      .command('correct')
+      .description(
+        'correct words the recognizer misheard (what was really said, not a new take): the next revision, re-timed to the audio',
+      )
+      .argument('<transcription-id>')
+      .option('--word <id=text>', 'what was really said at a word id (repeatable)', collect)
+      .option('--revision <n>', 'the revision the corrections were made on (default: the current one)')
+      .option('--out <file>', 'also write the whole job as JSON (for `lipsync dialogue --transcript`)'),
+  ).action(async (id: string, opts: CorrectOpts) => {
+    const job = await correctTranscript(id, opts);
+    if (opts.out) await writeFile(opts.out, JSON.stringify(job, null, 2) + '\n');
+    print(
+      !!opts.json,
+      job,
+      `${transcriptText(job.transcript as Transcript)}\nrevision ${job.revision as number}`,
+    );
   });
 
   apiOptions(

@@ -203,6 +203,18 @@ export const ERRORS = {
     'The source is not a video or audio file.',
     'Transcribe a video with sound, or an audio file.',
   ),
+  transcription_revision_conflict: entry(
+    'transcription_revision_conflict',
+    409,
+    'The transcript has changed since that revision.',
+    'Read the transcription again (GET /v2/transcriptions/{id}) and correct its current revision.',
+  ),
+  transcription_not_completed: entry(
+    'transcription_not_completed',
+    409,
+    'Only a completed transcription can be corrected, one correction at a time.',
+    'Wait until the transcription is COMPLETED, then send the correction.',
+  ),
   dialogue_edit_not_found: entry(
     'dialogue_edit_not_found',
     404,

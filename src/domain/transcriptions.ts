@@ -107,3 +107,48 @@ export function transcriptionStatusOf(s: JobStatus): TranscriptionStatus {
         ? 'COMPLETED'
         : 'FAILED';
 }
+
+/** A hand correction of a word: what was really said where the recognizer heard `id`'s text. */
+export interface WordCorrection {
+  id: string;
+  text: string;
+}
+
+/** The transcription job's payload version that carries a correction (version 1: recognition). */
+export const TRANSCRIPTION_CORRECTION_VERSION = 2;
+
+/** The longest text one corrected word may take (a word, or the few words it really was). */
+export const MAX_CORRECTION_CHARS = 100;
+
+/**
+ * PATCH /v2/transcriptions/{id} (our extension): the corrections checked against the transcript they
+ * correct. Every id names a word of it, once; every text has a letter or digit (something alignment can
+ * place). A text equal to the word's own is no correction and is left out.
+ */
+export function checkCorrections(transcript: Transcript, words: readonly WordCorrection[]): WordCorrection[] {
+  const current = new Map(transcript.segments.flatMap((s) => s.words.map((w) => [w.id, w.text] as const)));
+  const seen = new Set<string>();
+  const out: WordCorrection[] = [];
+  words.forEach((c, i) => {
+    if (!current.has(c.id)) bad(`words[${i}].id`, `words[${i}].id is not a word of this transcript`);
+    if (seen.has(c.id)) bad(`words[${i}].id`, `words[${i}].id corrects ${c.id} a second time`);
+    seen.add(c.id);
+    const text = c.text.trim().replace(/\s+/g, ' ');
+    if (!/[\p{L}\p{N}]/u.test(text)) bad(`words[${i}].text`, `words[${i}].text needs a letter or digit`);
+    if (text.length > MAX_CORRECTION_CHARS)
+      bad(`words[${i}].text`, `words[${i}].text is longer than ${MAX_CORRECTION_CHARS} characters`);
+    if (text !== current.get(c.id)) out.push({ id: c.id, text });
+  });
+  return out;
+}
+
+/** The transcript with the corrected texts (times and speakers as they were). */
+export function applyCorrections(transcript: Transcript, words: readonly WordCorrection[]): Transcript {
+  const text = new Map(words.map((c) => [c.id, c.text]));
+  return {
+    segments: transcript.segments.map((s) => ({
+      id: s.id,
+      words: s.words.map((w) => ({ ...w, text: text.get(w.id) ?? w.text })),
+    })),
+  };
+}

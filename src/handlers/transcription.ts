@@ -1,13 +1,19 @@
 // The `transcription` job kind: the source's audio (its window) -> recognized words -> times refined by
 // forced alignment -> the public transcript with a speaker per word. Failures a retry cannot fix are
 // the documented job codes: NO_AUDIO_TRACK (a video without sound), SOURCE_TOO_LONG (over
-// maxSourceSeconds), NO_AUDIO (nothing audible in the window).
+// maxSourceSeconds), NO_AUDIO (nothing audible in the window). A hand correction (payload version 2)
+// reopens the same job: the corrected words are re-timed by forced alignment, making the next revision.
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import type { Store } from '../store/index.js';
 import type { Transcript } from '../store/transcriptions.js';
 import { AppError } from '../domain/errors.js';
-import { transcriptionStatusOf, transcriptionWindowEnd } from '../domain/transcriptions.js';
+import {
+  TRANSCRIPTION_CORRECTION_VERSION,
+  transcriptionStatusOf,
+  transcriptionWindowEnd,
+  type WordCorrection,
+} from '../domain/transcriptions.js';
 import { JOB_CANCELED, JOB_TIMED_OUT } from '../domain/jobs.js';
 import { makeTempDir, removeTempDir } from '../media/tempdir.js';
 import { probeMedia } from '../media/probe.js';
@@ -17,12 +23,15 @@ import { readWavInfo } from '../speech/local-wav.js';
 import type { RecognitionProvider } from '../speech/recognition/types.js';
 import { refineWordTimes } from '../speech/recognition/refine.js';
 import { applySpeakers, buildTranscript, estimateSpeakers } from '../speech/recognition/transcript.js';
+import { realignCorrected } from '../speech/recognition/correct.js';
 import { JobFailure, type JobError, type JobHandler, type SettledResource } from '../jobs/handler.js';
 
 import { TRANSCRIPTION_KIND } from '../domain/job-kinds.js';
 
 export interface TranscriptionPayload {
   readonly transcriptionId: string;
+  /** Version 2: words corrected by hand in `revision`. */
+  readonly correction?: { readonly revision: number; readonly words: WordCorrection[] };
 }
 
 export interface TranscriptionRunInput {
@@ -31,12 +40,20 @@ export interface TranscriptionRunInput {
   readonly startMs: number;
   readonly endMs: number | null;
   readonly maxSourceSeconds: number | null;
+  /** A correction: the transcript it corrects (with its speaker count) and the corrected words. */
+  readonly correction?: {
+    readonly revision: number;
+    readonly transcript: Transcript;
+    readonly speakerCount: number;
+    readonly words: WordCorrection[];
+  };
 }
 
 export interface TranscriptionResult {
   readonly transcript: Transcript;
   readonly speakerCount: number;
   readonly sourceEndMs: number;
+  readonly revision: number;
 }
 
 /** Below this peak level (dBFS) the window holds nothing to transcribe. */
@@ -81,24 +98,42 @@ export function transcriptionHandler(deps: {
   const { store } = deps;
   return {
     kind: TRANSCRIPTION_KIND,
-    payloadVersion: 1,
+    payloadVersion: TRANSCRIPTION_CORRECTION_VERSION,
 
     parsePayload(raw, version) {
       const p = raw as Partial<TranscriptionPayload> | null;
-      if (version !== 1 || typeof p?.transcriptionId !== 'string')
+      const c = p?.correction;
+      if (typeof p?.transcriptionId !== 'string' || (version !== 1 && version !== 2))
         throw new Error(`unreadable transcription payload (version ${version})`);
-      return { transcriptionId: p.transcriptionId };
+      if (version === 1) return { transcriptionId: p.transcriptionId };
+      if (!c || !Number.isInteger(c.revision) || !Array.isArray(c.words))
+        throw new Error('unreadable transcription correction payload');
+      return { transcriptionId: p.transcriptionId, correction: { revision: c.revision, words: c.words } };
     },
 
     async prepare(_job, payload) {
       const t = await store.transcriptions.findAny(payload.transcriptionId);
       if (!t) throw fail('transcription_not_found', 'The transcription no longer exists.');
+      const c = payload.correction;
+      if (c && (!t.transcript || t.revision !== c.revision))
+        throw fail('transcription_revision_conflict', 'The transcript changed before the correction ran.');
       return {
         transcriptionId: t.id,
         sourceKey: t.sourceKey,
         startMs: t.startMs,
-        endMs: t.endMs,
-        maxSourceSeconds: t.maxSourceSeconds,
+        // A correction reads the window the transcription used.
+        endMs: c ? (t.sourceEndMs ?? t.endMs) : t.endMs,
+        maxSourceSeconds: c ? null : t.maxSourceSeconds,
+        ...(c && t.transcript
+          ? {
+              correction: {
+                revision: c.revision,
+                transcript: t.transcript,
+                speakerCount: t.speakerCount ?? 1,
+                words: c.words,
+              },
+            }
+          : {}),
       };
     },
 
@@ -129,6 +164,15 @@ export function transcriptionHandler(deps: {
         );
         if ((await peakDb(wav)) < SILENT_PEAK_DB) throw fail('NO_AUDIO', 'Nothing audible in the window.');
         ctx.progress(10);
+        const c = input.correction;
+        if (c) {
+          const { transcript } = await realignCorrected(wav, c.transcript, c.words, {
+            offsetMs: input.startMs,
+            workDir: dir,
+            signal: ctx.signal,
+          });
+          return { transcript, speakerCount: c.speakerCount, sourceEndMs: endMs, revision: c.revision + 1 };
+        }
         const recognized = await deps.recognizer().transcribe(wav, { workDir: dir, signal: ctx.signal });
         if (recognized.words.length === 0) throw fail('NO_AUDIO', 'No speech was recognized in the window.');
         ctx.progress(60);
@@ -144,6 +188,7 @@ export function transcriptionHandler(deps: {
           transcript: applySpeakers(transcript, speakers),
           speakerCount: Math.max(1, speakers.speakerCount),
           sourceEndMs: endMs,
+          revision: 1,
         };
       } finally {
         await removeTempDir(dir);
@@ -178,14 +223,21 @@ export function transcriptionHandler(deps: {
       table: 'transcriptions',
       statusOf: transcriptionStatusOf,
       errorColumns: { code: 'error_code', message: 'error_message' },
-      settled(outcome): SettledResource {
-        if (outcome.status !== 'completed') return { error: transcriptionError(outcome.error) };
+      settled(outcome, job): SettledResource {
+        if (outcome.status !== 'completed') {
+          const error = transcriptionError(outcome.error);
+          // A failed correction leaves the transcript as it was, still COMPLETED, with the reason.
+          return job.payloadVersion === TRANSCRIPTION_CORRECTION_VERSION
+            ? { status: 'COMPLETED', error }
+            : { error };
+        }
         const r = outcome.result;
         return {
           values: {
             transcript: JSON.stringify(r.transcript),
             speaker_count: r.speakerCount,
             source_end_ms: r.sourceEndMs,
+            revision: r.revision,
           },
         };
       },

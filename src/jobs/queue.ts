@@ -31,6 +31,17 @@ export class JobQueue {
     return this.store.jobs.insert(trx, job);
   }
 
+  /** A settled job of `subjectId` queued again with a new payload (see JobRepository.reopen). */
+  async reopen(
+    trx: Transaction<Database>,
+    kind: string,
+    subjectId: string,
+    next: { payload: unknown; payloadVersion: number },
+  ): Promise<JobRecord | null> {
+    if (!this.registry.has(kind)) throw new Error(`no handler for job kind ${kind}`);
+    return this.store.jobs.reopen(trx, kind, subjectId, next);
+  }
+
   async announce(kind: string): Promise<void> {
     await this.bus.announceWork(kind).catch((err: unknown) => {
       // Workers also poll: a lost announcement delays a job, it never loses one.

@@ -12,9 +12,12 @@ import { TRANSCRIPTION_KIND } from '../domain/job-kinds.js';
 import { AppError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import {
+  checkCorrections,
+  TRANSCRIPTION_CORRECTION_VERSION,
   normaliseTranscriptionRequest,
   REUSE_RUNNING_MS,
   type TranscriptionRequest,
+  type WordCorrection,
 } from '../domain/transcriptions.js';
 
 export class TranscriptionService {
@@ -65,6 +68,7 @@ export class TranscriptionService {
       updatedAt: now.toISOString(),
       startedAt: null,
       finishedAt: null,
+      revision: 1,
     };
     // One organization's creates for the same source serialize here, so two at once make one job.
     const existing = await store.organizations.exclusive(org.id, async (trx) => {
@@ -103,6 +107,43 @@ export class TranscriptionService {
     return t;
   }
 
+  /**
+   * PATCH /v2/transcriptions/{id} (our extension): words corrected by hand. The transcription goes back
+   * to PENDING while its job re-times the corrected words by forced alignment; settled, it is the next
+   * revision. Nothing to change: the transcription as it is.
+   */
+  async correct(
+    organizationId: string,
+    id: string,
+    body: { revision: number; words: WordCorrection[] },
+  ): Promise<{ transcription: TranscriptionRecord; queued: boolean }> {
+    const t = await this.get(organizationId, id);
+    if (t.status !== 'COMPLETED' || !t.transcript)
+      throw new AppError('transcription_not_completed', { field: 'id' });
+    if (body.revision !== t.revision)
+      throw new AppError('transcription_revision_conflict', {
+        field: 'revision',
+        message: `The transcript is at revision ${t.revision}, not ${body.revision}.`,
+      });
+    const words = checkCorrections(t.transcript, body.words);
+    if (words.length === 0) return { transcription: t, queued: false };
+    const { store, queue } = this.deps;
+    const now = new Date().toISOString();
+    const started = await store.db.kysely.transaction().execute(async (trx) => {
+      // Two corrections of the same revision at once: the first one wins, the other is stale.
+      if (!(await store.transcriptions.beginCorrection(t.id, t.revision, now, trx))) return false;
+      const job = await queue.reopen(trx, TRANSCRIPTION_KIND, t.id, {
+        payload: { transcriptionId: t.id, correction: { revision: t.revision, words } },
+        payloadVersion: TRANSCRIPTION_CORRECTION_VERSION,
+      });
+      if (!job) throw new Error(`transcription ${t.id} has no settled job to reopen`);
+      return true;
+    });
+    if (!started) throw new AppError('transcription_revision_conflict', { field: 'revision' });
+    await queue.announce(TRANSCRIPTION_KIND);
+    return { transcription: await this.get(organizationId, id), queued: true };
+  }
+
   /** The client's view (api-details 1.2); the source's URL is signed afresh. */
   async view(t: TranscriptionRecord) {
     const url = await this.deps.assets.urlOfKey(t.sourceKey);
@@ -116,10 +157,12 @@ export class TranscriptionService {
       sourceAudioUrl: t.sourceKind === 'audio' ? url : null,
       transcript: t.status === 'COMPLETED' ? t.transcript : null,
       speakerCount: t.status === 'COMPLETED' ? t.speakerCount : null,
-      error: t.status === 'FAILED' ? { code: t.errorCode, message: t.errorMessage } : null,
       projectId: t.projectId,
       startedAt: t.startedAt,
       finishedAt: t.finishedAt,
+      revision: t.revision,
+      // A correction that failed leaves the transcription COMPLETED at its revision, with the reason.
+      error: t.status === 'FAILED' || t.errorCode ? { code: t.errorCode, message: t.errorMessage } : null,
     };
   }
 

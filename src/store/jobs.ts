@@ -294,6 +294,43 @@ export class JobRepository {
     return r ? toJob(r) : null;
   }
 
+  /**
+   * A settled job of a resource queued again with a new payload (a later stage of the same work, such
+   * as a transcript's correction): attempts start over. Null while the job is still queued or running.
+   */
+  async reopen(
+    trx: Q,
+    kind: string,
+    subjectId: string,
+    next: { payload: unknown; payloadVersion: number },
+  ): Promise<JobRecord | null> {
+    const r = await trx
+      .updateTable('jobs')
+      .set({
+        status: 'queued',
+        payload: JSON.stringify(next.payload),
+        payload_version: next.payloadVersion,
+        attempts: 0,
+        run_at: this.now(),
+        lease_token: null,
+        lease_expires_at: null,
+        locked_by: null,
+        deadline_at: null,
+        cancel_requested: 0,
+        progress: 0,
+        last_error: null,
+        updated_at: this.now(),
+        started_at: null,
+        finished_at: null,
+      })
+      .where('kind', '=', kind)
+      .where('subject_id', '=', subjectId)
+      .where('status', 'not in', ['queued', 'running'])
+      .returningAll()
+      .executeTakeFirst();
+    return r ? toJob(r) : null;
+  }
+
   async expiredLeases(limit = 50): Promise<JobRecord[]> {
     const rows = await this.db
       .selectFrom('jobs')

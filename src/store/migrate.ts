@@ -18,6 +18,7 @@ import * as m0014 from './migrations/0014_job_turns.js';
 import * as m0015 from './migrations/0015_generation_dub.js';
 import * as m0017 from './migrations/0017_web_sessions.js';
 import * as m0018 from './migrations/0018_account_link_email.js';
+import * as m0019 from './migrations/0019_transcription_revision.js';
 import * as m0020 from './migrations/0020_generation_still.js';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0015_generation_dub': m0015,
   '0017_web_sessions': m0017,
   '0018_account_link_email': m0018,
+  '0019_transcription_revision': m0019,
   '0020_generation_still': m0020,
 };
 

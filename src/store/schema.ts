@@ -231,6 +231,8 @@ export interface TranscriptionTable {
   updated_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** 1, then one more for each correction that settled (0019). */
+  revision: number;
 }
 
 /** Cloned voices of an organization (0005). */

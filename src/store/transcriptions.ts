@@ -33,6 +33,8 @@ export interface TranscriptionRecord {
   updatedAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** 1 for the recognizer's words; one more for each settled correction. */
+  revision: number;
 }
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -61,6 +63,7 @@ function toRecord(r: Selectable<TranscriptionTable>): TranscriptionRecord {
     updatedAt: r.updated_at,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
+    revision: Number(r.revision),
   };
 }
 
@@ -91,6 +94,7 @@ export class TranscriptionRepository {
         updated_at: t.updatedAt,
         started_at: t.startedAt,
         finished_at: t.finishedAt,
+        revision: t.revision,
       })
       .execute();
   }
@@ -108,6 +112,21 @@ export class TranscriptionRepository {
   async findAny(id: string, db: Db = this.db): Promise<TranscriptionRecord | null> {
     const r = await db.selectFrom('transcriptions').selectAll().where('id', '=', id).executeTakeFirst();
     return r ? toRecord(r) : null;
+  }
+
+  /**
+   * Starts a correction: the row goes back to PENDING while it is COMPLETED at `revision` (false
+   * otherwise: a stale revision, or a correction already under way).
+   */
+  async beginCorrection(id: string, revision: number, now: string, db: Db = this.db): Promise<boolean> {
+    const r = await db
+      .updateTable('transcriptions')
+      .set({ status: 'PENDING', updated_at: now, error_code: null, error_message: null })
+      .where('id', '=', id)
+      .where('status', '=', 'COMPLETED')
+      .where('revision', '=', revision)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) === 1;
   }
 
   /**

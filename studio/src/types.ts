@@ -240,6 +240,8 @@ export interface Transcription {
   sourceEndMs: number | null;
   transcript: Transcript | null;
   error: { code: string | null; message: string | null } | null;
+  /** 1, then one more for each hand correction that settled (PATCH /v2/transcriptions/{id}). */
+  revision: number;
 }
 
 /** One edit of POST /v2/dialogue-edits (docs/dialogue-editing.md). */

@@ -2,6 +2,8 @@
 // over a fixture face, as in the CLI dialogue e2e) is uploaded on #/edit and transcribed in the page;
 // one word is retyped and two are removed, the preview is made and played, and the render is followed
 // to a COMPLETED generation. The API (owner key) then shows the preview rendered holds exactly those edits.
+// Then a word is corrected by hand (the next revision, used by the preview) and a removal too long to
+// hide in the picture is refused at render, its words outlined beside the message.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -134,6 +136,51 @@ describe('studio: dialogue editor', { timeout: 900_000 }, () => {
       { kind: 'remove', wordIds: [ids[5], ids[6]] },
     ]);
     assert.ok(['COMPLETED', 'COMPLETED_PARTIAL'].includes(edit.status), edit.status);
+    assert.deepEqual(errors, []);
+  });
+
+  test('correct a word, then a removal too long to render: refused words outlined, with the message', async () => {
+    await page.goto(`${studio.server.url}/#/edit`);
+    await page.getByRole('heading', { name: 'Dialogue editor' }).waitFor();
+    await page.getByLabel('Choose a video file').setInputFiles(video);
+    await page.getByText('talk.mp4 is ready.').waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Transcribe' }).click();
+    const words = page.getByRole('group', { name: 'Transcript' }).getByRole('button');
+    await words.first().waitFor({ timeout: 120_000 });
+
+    // What the recognizer heard first, corrected (in capitals, so that it differs): kept as recorded.
+    await page.getByLabel(/^Correct the transcript/).check();
+    await words.first().click();
+    const heard = (await words.first().innerText()).trim();
+    const said = heard.toUpperCase() === heard ? heard.toLowerCase() : heard.toUpperCase();
+    await page.getByLabel('What was really said', { exact: true }).fill(said);
+    await page.getByRole('button', { name: 'Save the correction' }).click();
+    await page.getByText(/^1 word corrected \(revision \d+\)\.$/).waitFor({ timeout: 120_000 });
+    assert.match(
+      (await words.first().getAttribute('aria-label')) ?? '',
+      new RegExp(`^${said} at .*, corrected$`),
+    );
+
+    // Back to editing: every word but the first and the last removed at once drops seconds of picture.
+    await page.getByLabel(/^Edit the dialogue/).check();
+    const n = await words.count();
+    await words.nth(1).click();
+    for (let i = 0; i < n - 3; i++) await page.keyboard.press('Shift+ArrowRight');
+    await page.getByText(`${n - 2} words selected: `, { exact: false }).waitFor();
+    await page.getByRole('button', { name: 'Remove', exact: true }).click();
+    await page.getByRole('button', { name: 'Preview the edit' }).click();
+    const edited = page.getByLabel('Edited transcript');
+    await edited.waitFor({ timeout: 300_000 });
+    assert.ok((await edited.innerText()).startsWith(said), await edited.innerText());
+
+    await page.getByRole('button', { name: 'Render the video' }).click();
+    const alert = page.getByRole('alert');
+    await alert.getByText(/^Slot \d+ removes \d+ ms of footage/).waitFor({ timeout: 60_000 });
+    // The refused section's words are outlined and say so; they are the removed ones.
+    const flagged = page.locator('.dialogue-word.flagged');
+    assert.ok((await page.locator('.dialogue-word.remove.flagged').count()) >= n - 4);
+    for (const label of await flagged.evaluateAll((els) => els.map((e) => e.getAttribute('aria-label'))))
+      assert.match(label ?? '', /, refused$/);
     assert.deepEqual(errors, []);
   });
 });

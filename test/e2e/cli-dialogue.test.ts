@@ -1,6 +1,6 @@
-// `lipsync transcribe` and `lipsync dialogue` against a real server, on a talking-head clip whose
-// speech is known (the local synthesizer's, muxed over a fixture face): word lines with ids and times,
-// --json/--out, the whole flow to a saved preview and the render, and exit 2 for bad usage before
+// `lipsync transcribe`, `lipsync transcript correct` and `lipsync dialogue` against a real server, on a
+// talking-head clip whose speech is known (the local synthesizer's, muxed over a fixture face): word
+// lines with ids and times, --json/--out, a corrected word in the next revision, the whole flow to a saved preview and the render, and exit 2 for bad usage before
 // anything is uploaded.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -107,6 +107,27 @@ describe('lipsync transcribe and dialogue', { timeout: 600_000 }, () => {
     assert.deepEqual(JSON.parse(await readFile(out, 'utf8')), job);
     const words = job.transcript.segments.flatMap((s: any) => s.words);
     assert.ok(words.length >= 5 && words.every((w: any) => w.startMs >= 400), JSON.stringify(words));
+  });
+
+  test('transcript correct: the corrected word in the next revision; a stale revision exits 1', async () => {
+    // A window of its own: a transcription no other test reads.
+    const t = await cli(['transcribe', video, '--json', '--start', '200']);
+    assert.equal(t.code, 0, t.stderr);
+    const job = JSON.parse(t.stdout);
+    const word = job.transcript.segments.flatMap((s: any) => s.words)[1];
+    const text = word.text.toUpperCase();
+    const r = await cli(['transcript', 'correct', job.id, '--word', `${word.id}=${text}`]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`^transcription ${job.id}: completed$`, 'm'));
+    const line = r.stdout.split('\n').find((l) => l.startsWith(`${word.id} `));
+    assert.equal(WORD_LINE.exec(line ?? '')?.[4], text, r.stdout);
+    assert.match(r.stdout, /^revision 2$/m);
+    const stale = await cli(['transcript', 'correct', job.id, '--revision', '1', '--word', `${word.id}=x`]);
+    assert.equal(stale.code, 1, stale.stdout + stale.stderr);
+    assert.match(stale.stderr, /HTTP 409 transcription_revision_conflict/);
+    const usage = await cli(['transcript', 'correct', job.id, '--word', word.id]);
+    assert.equal(usage.code, 2, usage.stderr);
+    assert.match(usage.stderr, /expected WORD_ID=TEXT/);
   });
 
   test('transcribe: a video without sound fails the job, exit 1 with its code', async () => {

@@ -1,7 +1,9 @@
 // POST/GET /v2/dialogue-edits: the API-key rules (no window, both rollout flags), every refusal before
 // a job exists, and the `dialogue_edit` job to a preview: a change (one word reused from elsewhere in
 // the recording, one synthesized) and a removal, on a talking-head video whose speech has known word
-// times (the local synthesizer's own), and EDIT_TOO_LONG.
+// times (the local synthesizer's own), and EDIT_TOO_LONG. A transcription of that video corrected by
+// hand (PATCH /v2/transcriptions/{id}): the refusals, the next revision re-timed where the word is
+// really spoken, and a preview made from it that does not re-speak the corrected word.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -85,7 +87,7 @@ describe(`dialogue edits (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     ]);
     sourceMs = Math.round(((await probeMedia(path)).durationSeconds as number) * 1000);
     video = await uploadAssetFile(t.app, org.owner.headers, path);
-    bg = startBackground(t.services, { kinds: ['dialogue_edit'] });
+    bg = startBackground(t.services, { kinds: ['dialogue_edit', 'transcription'] });
   });
   after(async () => {
     await bg?.stop();
@@ -163,6 +165,117 @@ describe(`dialogue edits (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
     assert.equal(again.statusCode, 201, again.body);
     assert.equal(again.json().voiceId, done.id);
     await t.services.queue.cancel('dialogue_edit', again.json().id, JOB_CANCELED);
+  });
+
+  async function transcribed(id: string, min = 1): Promise<any> {
+    for (;;) {
+      const v = (await call(org, 'GET', `/v2/transcriptions/${id}`)).json();
+      if (v.status === 'FAILED' || (v.status === 'COMPLETED' && v.revision >= min)) return v;
+      await t.services.bus.waitForChange(id, 1000);
+    }
+  }
+
+  test('a transcript corrected by hand: refusals, the next revision aligned, not re-spoken in a preview', async () => {
+    const created = await call(org, 'POST', '/v2/transcriptions', { sourceVideoUrl: video.url });
+    assert.equal(created.statusCode, 201, created.body);
+    const id = created.json().id as string;
+    const first = await transcribed(id);
+    assert.equal(first.status, 'COMPLETED', JSON.stringify(first.error));
+    assert.equal(first.revision, 1);
+    const heard = first.transcript.segments.flatMap((s: any) => s.words);
+    // The word heard nearest the middle of "boat" (first), corrected to what the script says there.
+    const truth = words.find((w) => w.text.toLowerCase() === 'boat')!;
+    const mid = (w: any) => (w.startMs + w.endMs) / 2;
+    const target = heard.reduce((a: any, b: any) =>
+      Math.abs(mid(b) - mid(truth)) < Math.abs(mid(a) - mid(truth)) ? b : a,
+    );
+    const text = target.text === 'boat' ? 'Boat' : 'boat';
+    const patch = (body: unknown) => call(org, 'PATCH', `/v2/transcriptions/${id}`, body);
+
+    for (const body of [
+      { revision: 1, words: [{ id: 'w999', text: 'boat' }] },
+      { revision: 1, words: [{ id: target.id, text: '  ' }] },
+      {
+        revision: 1,
+        words: [
+          { id: target.id, text: 'boat' },
+          { id: target.id, text: 'boat' },
+        ],
+      },
+      { revision: 1, words: [] },
+      { words: [{ id: target.id, text }] },
+    ])
+      assertError(await patch(body), 400, 'invalid_request');
+    assertError(
+      await patch({ revision: 2, words: [{ id: target.id, text }] }),
+      409,
+      'transcription_revision_conflict',
+    );
+    assertError(
+      await call(org, 'PATCH', '/v2/transcriptions/9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d', {
+        revision: 1,
+        words: [{ id: 'w1', text }],
+      }),
+      404,
+      'transcription_not_found',
+    );
+
+    const res = await patch({ revision: 1, words: [{ id: target.id, text }] });
+    assert.equal(res.statusCode, 202, res.body);
+    assert.equal(res.json().revision, 1);
+    assert.ok(['PENDING', 'PROCESSING'].includes(res.json().status));
+    // While the correction runs, another one is refused; so is one of the old revision afterwards.
+    assertError(
+      await patch({ revision: 1, words: [{ id: target.id, text }] }),
+      409,
+      'transcription_not_completed',
+    );
+    const done = await transcribed(id, 2);
+    assert.equal(done.status, 'COMPLETED', JSON.stringify(done.error));
+    assert.equal(done.revision, 2);
+    assert.equal(done.error, null);
+    assertError(
+      await patch({ revision: 1, words: [{ id: target.id, text: 'map' }] }),
+      409,
+      'transcription_revision_conflict',
+    );
+    const now = done.transcript.segments.flatMap((s: any) => s.words);
+    assert.deepEqual(
+      now.map((w: any) => w.id),
+      heard.map((w: any) => w.id),
+    );
+    const fixed = now.find((w: any) => w.id === target.id);
+    assert.equal(fixed.text, text);
+    // Re-timed inside the source, where the script really says "boat" (the synthesizer's own times).
+    assert.ok(
+      fixed.startMs >= 0 && fixed.endMs > fixed.startMs && fixed.endMs <= done.sourceEndMs,
+      JSON.stringify(fixed),
+    );
+    assert.ok(
+      Math.abs(fixed.startMs - truth.startMs) < 250,
+      `${JSON.stringify(fixed)} vs ${JSON.stringify(truth)}`,
+    );
+    for (const [i, w] of now.entries()) if (w.id !== target.id) assert.equal(w.text, heard[i].text);
+
+    // A preview from the corrected revision: a removal elsewhere, the corrected word is source audio.
+    const other =
+      now.find((w: any) => w.endMs < fixed.startMs - 300) ??
+      now.find((w: any) => w.startMs > fixed.endMs + 300);
+    const edit = await call(org, 'POST', '/v2/dialogue-edits', {
+      transcript: done.transcript,
+      edits: [{ kind: 'remove', wordIds: [other.id] }],
+      sourceVideoUrl: video.url,
+    });
+    assert.equal(edit.statusCode, 201, edit.body);
+    const preview = await finished(edit.json().id);
+    assert.ok(['COMPLETED', 'COMPLETED_PARTIAL'].includes(preview.status), JSON.stringify(preview.error));
+    assert.deepEqual(
+      preview.resultSlots.map((s: any) => s.kind),
+      ['remove'],
+    );
+    // The preview's words (what a render aligns for the mouth) carry the corrected text.
+    const result = preview.resultTranscript.segments.flatMap((s: any) => s.words.map((w: any) => w.text));
+    assert.ok(result.includes(text), result.join(' '));
   });
 
   test('EDIT_TOO_LONG: a replacement far longer than its span fails the job with the span', async () => {

@@ -1,9 +1,14 @@
-// Transcriptions: create (deduplicated by source and window) and read. Thin: one service call each.
+// Transcriptions: create (deduplicated by source and window), read, and correct by hand (our
+// extension). Thin: one service call each.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../../services/index.js';
 import { requireAuth } from '../gatekeeper.js';
 import { IdParams, errorResponses } from '../schemas/common.js';
-import { CreateTranscriptionBody, TranscriptionSchema } from '../schemas/transcriptions.js';
+import {
+  CorrectTranscriptionBody,
+  CreateTranscriptionBody,
+  TranscriptionSchema,
+} from '../schemas/transcriptions.js';
 
 export const transcriptionRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (
   app,
@@ -46,6 +51,30 @@ export const transcriptionRoutes: FastifyPluginAsyncTypebox<{ services: Services
       const t = await transcriptions.get(requireAuth(request).organization.id, request.params.id);
       if (t.status === 'PENDING' || t.status === 'PROCESSING') void reply.header('Retry-After', '3');
       return await transcriptions.view(t);
+    },
+  );
+
+  app.patch(
+    '/v2/transcriptions/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'transcriptions.correct',
+        summary:
+          'Extension: correct words of a completed transcription; 202 while alignment re-times them (the next revision)',
+        params: IdParams,
+        body: CorrectTranscriptionBody,
+        response: {
+          200: TranscriptionSchema,
+          202: TranscriptionSchema,
+          ...errorResponses(400, 401, 404, 409),
+        },
+      },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const r = await transcriptions.correct(auth.organization.id, request.params.id, request.body);
+      return reply.code(r.queued ? 202 : 200).send(await transcriptions.view(r.transcription));
     },
   );
 };

@@ -16,6 +16,18 @@ export const CreateTranscriptionBody = Type.Object(
   { additionalProperties: true },
 );
 
+/** PATCH /v2/transcriptions/{id} (our extension): words corrected by hand, against a revision. */
+export const CorrectTranscriptionBody = Type.Object({
+  revision: Type.Integer({ minimum: 1, description: 'the revision the corrections were made on' }),
+  words: Type.Array(
+    Type.Object({
+      id: Type.String({ maxLength: 100, description: 'a word id of the transcript' }),
+      text: Type.String({ maxLength: 400, description: 'what was really said there' }),
+    }),
+    { minItems: 1, maxItems: 1000 },
+  ),
+});
+
 const Word = Type.Object({
   id: Type.String(),
   text: Type.String(),
@@ -43,4 +55,5 @@ export const TranscriptionSchema = Type.Object({
   projectId: Nullable(Type.String()),
   startedAt: Nullable(Type.String()),
   finishedAt: Nullable(Type.String()),
+  revision: Type.Integer({ description: 'extension: 1, then one more for each settled correction' }),
 });

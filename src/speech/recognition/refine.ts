@@ -31,6 +31,8 @@ export interface RefineOptions {
   maxChunkMs?: number;
   /** An aligned start further than this from the recognizer's is not trusted (default 1000). */
   maxShiftMs?: number;
+  /** Only the chunks holding one of these word indexes are aligned (the rest keep their times). */
+  only?: ReadonlySet<number>;
 }
 
 /** [from, to) word ranges: cut at pauses >= gapMs once a chunk spans chunkMs, or at its longest gap. */
@@ -95,6 +97,7 @@ export async function alignRecognizedWords(
   const chunks = chunkWords(words, opts);
   for (const [n, [from, to]] of chunks.entries()) {
     opts.signal?.throwIfAborted();
+    if (opts.only && !words.slice(from, to).some((_, j) => opts.only!.has(from + j))) continue;
     // Window edges in the middle of the pauses around the chunk (the file's ends for the outer ones).
     const lo = from === 0 ? 0 : Math.round((words[from - 1].endMs + words[from].startMs) / 2);
     const hi = to === words.length ? durationMs : Math.round((words[to - 1].endMs + words[to].startMs) / 2);

@@ -31,9 +31,11 @@ interface WordsProps {
   onSelect: (s: Selection) => void;
   /** Words the server named in a refusal. */
   flagged: Set<string>;
+  /** Words corrected by hand in this session (what was really said: not edits). */
+  corrected?: Set<string>;
 }
 
-export function TranscriptWords({ words, ops, selection, onSelect, flagged }: WordsProps) {
+export function TranscriptWords({ words, ops, selection, onSelect, flagged, corrected }: WordsProps) {
   const refs = useRef<(HTMLButtonElement | null)[]>([]);
   const byWord = editsByWord(ops);
   const range = selectedRange(selection);
@@ -57,7 +59,10 @@ export function TranscriptWords({ words, ops, selection, onSelect, flagged }: Wo
         const op = byWord.get(w.id);
         const selected = !!range && i >= range[0] && i <= range[1];
         const shown = op?.kind === 'change' ? op.replacement : w.text;
-        const state = op?.kind === 'remove' ? ', removed' : op ? `, changed from ${w.text}` : '';
+        const state =
+          (op?.kind === 'remove' ? ', removed' : op ? `, changed from ${w.text}` : '') +
+          (corrected?.has(w.id) ? ', corrected' : '') +
+          (flagged.has(w.id) ? ', refused' : '');
         return (
           <button
             key={w.id}
@@ -65,7 +70,7 @@ export function TranscriptWords({ words, ops, selection, onSelect, flagged }: Wo
             ref={(el) => {
               refs.current[i] = el;
             }}
-            class={`dialogue-word${op ? ` ${op.kind}` : ''}${flagged.has(w.id) ? ' flagged' : ''}`}
+            class={`dialogue-word${op ? ` ${op.kind}` : ''}${flagged.has(w.id) ? ' flagged' : ''}${corrected?.has(w.id) ? ' corrected' : ''}`}
             aria-pressed={selected}
             aria-label={`${shown} at ${seconds(w.startMs)}${state}`}
             onClick={(e) => choose(i, e.shiftKey)}

@@ -1,6 +1,8 @@
 // The dialogue editor (#/edit): transcribe a video, change or remove words, preview the edited speech
 // (POST /v2/dialogue-edits, a session may narrow the window), then render it (POST /v2/generate with
-// dialogueEdit). Refusals name words or a section: those words are marked where they sit.
+// dialogueEdit). Refusals name words or a section: those words are marked where they sit. Before editing,
+// "Correct the transcript" fixes words the recognizer misheard (PATCH /v2/transcriptions/{id}): the
+// corrected words stay the recording's own sound, while a change is spoken anew.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, get } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
@@ -40,7 +42,9 @@ export function DialoguePage() {
     endMs: null,
   });
   const [preview, setPreview] = useState<DialogueEditJob | null>(null);
-  const [busy, setBusy] = useState<'transcribing' | 'previewing' | 'rendering' | null>(null);
+  const [busy, setBusy] = useState<'transcribing' | 'correcting' | 'previewing' | 'rendering' | null>(null);
+  const [mode, setMode] = useState<'edit' | 'correct'>('edit');
+  const [corrected, setCorrected] = useState<Set<string>>(new Set());
   const [error, setError] = useState<unknown>(null);
   const [flagged, setFlagged] = useState<Set<string>>(new Set());
   const [peaks, setPeaks] = useState<Float32Array | null>(null);
@@ -77,6 +81,8 @@ export function DialoguePage() {
     setSelection(null);
     setPreview(null);
     setError(null);
+    setMode('edit');
+    setCorrected(new Set());
   };
 
   const transcribe = async () => {
@@ -122,6 +128,35 @@ export function DialoguePage() {
       { kind: 'change', wordId: head!.id, replacement },
       ...(rest.length ? [{ kind: 'remove' as const, wordIds: rest.map((w) => w.id) }] : []),
     ]);
+  };
+
+  /** What the selected word really was: the next revision, re-timed by the server's alignment. */
+  const correct = async () => {
+    const word = chosen.length === 1 ? chosen[0]! : null;
+    const said = text.trim();
+    if (!transcription || !word || !said || said === word.text) return;
+    setError(null);
+    setFlagged(new Set());
+    setBusy('correcting');
+    try {
+      const path = `/v2/transcriptions/${encodeURIComponent(transcription.id)}`;
+      await api<Transcription>('PATCH', path, {
+        revision: transcription.revision,
+        words: [{ id: word.id, text: said }],
+      });
+      const done = await settle<Transcription>(path, () => mounted.current);
+      if (!done) return;
+      if (done.error)
+        setError(
+          new ApiError(done.error.message ?? 'The correction failed.', 0, done.error.code ?? undefined),
+        );
+      else setCorrected(new Set([...corrected, word.id]));
+      if (done.transcript) setTranscription(done);
+    } catch (err) {
+      setError(err);
+    } finally {
+      if (mounted.current) setBusy(null);
+    }
   };
 
   const makePreview = async () => {
@@ -253,8 +288,32 @@ export function DialoguePage() {
             onSeek={seek}
             onSelect={setSelection}
           />
+          <fieldset class="dialogue-bar dialogue-mode">
+            <legend>Mode</legend>
+            <label>
+              <input
+                type="radio"
+                name="dialogue-mode"
+                checked={mode === 'correct'}
+                disabled={ops.length > 0}
+                onChange={() => setMode('correct')}
+              />
+              Correct the transcript (what was really said, kept as recorded)
+            </label>
+            <label>
+              <input
+                type="radio"
+                name="dialogue-mode"
+                checked={mode === 'edit'}
+                onChange={() => setMode('edit')}
+              />
+              Edit the dialogue (new words are spoken again)
+            </label>
+          </fieldset>
           <p class="hint">
-            Select a word to retype it; Shift+click or Shift+arrow keys select several to remove or replace.
+            {mode === 'correct'
+              ? 'Select a word the transcript got wrong and type what was really said; correct before editing.'
+              : 'Select a word to retype it; Shift+click or Shift+arrow keys select several to remove or replace.'}
           </p>
           <TranscriptWords
             words={words}
@@ -262,12 +321,51 @@ export function DialoguePage() {
             selection={selection}
             onSelect={setSelection}
             flagged={flagged}
+            corrected={corrected}
           />
           <p class="hint" role="status" aria-live="polite">
             {summary}
           </p>
+          {mode === 'correct' ? (
+            <form
+              class="dialogue-actions dialogue-bar"
+              onSubmit={(e) => {
+                e.preventDefault();
+                void correct();
+              }}
+            >
+              <label>
+                What was really said
+                <input
+                  value={text}
+                  disabled={chosen.length !== 1 || busy !== null}
+                  onInput={(e) => setText(e.currentTarget.value)}
+                />
+              </label>
+              <button
+                type="submit"
+                disabled={
+                  chosen.length !== 1 || !text.trim() || text.trim() === chosen[0]?.text || busy !== null
+                }
+              >
+                Save the correction
+              </button>
+              {busy === 'correcting' ? (
+                <span role="status">
+                  <progress aria-label="Aligning the correction" /> Aligning the correction…
+                </span>
+              ) : (
+                <span role="status">
+                  {corrected.size
+                    ? `${corrected.size} ${corrected.size === 1 ? 'word' : 'words'} corrected (revision ${transcription.revision}).`
+                    : ''}
+                </span>
+              )}
+            </form>
+          ) : null}
           <form
             class="dialogue-actions dialogue-bar"
+            hidden={mode === 'correct'}
             onSubmit={(e) => {
               e.preventDefault();
               replace();

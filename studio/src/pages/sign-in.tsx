@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { useAction } from '../components/use-action.js';
 
 type Mode = 'password' | 'code-request' | 'code-enter' | 'sign-up' | 'sign-up-code';
 
@@ -10,20 +11,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   const [email, setEmail] = useState('');
   // Kept only in memory between sign-up and its code, to sign in once the address is confirmed.
   const [newPassword, setNewPassword] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-
-  const run = async (work: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, setError, run } = useAction();
   const field = (form: HTMLFormElement, name: string) => String(new FormData(form).get(name) ?? '');
 
   return (
@@ -52,17 +40,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
             Name
             <input name="name" autocomplete="name" required />
           </label>
-          <label>
-            Email
-            <input
-              name="email"
-              type="email"
-              autocomplete="username"
-              required
-              value={email}
-              onInput={(e) => setEmail(e.currentTarget.value)}
-            />
-          </label>
+          <EmailField value={email} onInput={setEmail} />
           <label>
             Password (at least 8 characters)
             <input name="password" type="password" autocomplete="new-password" minLength={8} required />
@@ -107,17 +85,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
             });
           }}
         >
-          <label>
-            Email
-            <input
-              name="email"
-              type="email"
-              autocomplete="username"
-              required
-              value={email}
-              onInput={(e) => setEmail(e.currentTarget.value)}
-            />
-          </label>
+          <EmailField value={email} onInput={setEmail} />
           <label>
             Password
             <input name="password" type="password" autocomplete="current-password" required />
@@ -139,17 +107,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
             });
           }}
         >
-          <label>
-            Email
-            <input
-              name="email"
-              type="email"
-              autocomplete="username"
-              required
-              value={email}
-              onInput={(e) => setEmail(e.currentTarget.value)}
-            />
-          </label>
+          <EmailField value={email} onInput={setEmail} />
           <button type="submit" disabled={busy}>
             Email me a code
           </button>
@@ -196,5 +154,22 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         )}
       </p>
     </section>
+  );
+}
+
+/** The address, kept across the forms so that switching between them does not lose it. */
+function EmailField({ value, onInput }: { value: string; onInput: (v: string) => void }) {
+  return (
+    <label>
+      Email
+      <input
+        name="email"
+        type="email"
+        autocomplete="username"
+        required
+        value={value}
+        onInput={(e) => onInput(e.currentTarget.value)}
+      />
+    </label>
   );
 }

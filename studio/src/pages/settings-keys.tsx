@@ -5,7 +5,7 @@ import { api, get, type Session } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
 import { useAction } from '../components/use-action.js';
 import type { ApiKeyRow, CreatedApiKey, Member } from '../types.js';
-import { Confirm, grantable, roleOf, when } from './settings-common.js';
+import { Confirm, RoleOptions, roleOf, when } from './settings-common.js';
 
 const EXPIRY: { label: string; days: number | null }[] = [
   { label: 'Never', days: null },
@@ -128,11 +128,7 @@ function CreateKeyForm(props: { role: ReturnType<typeof roleOf>; onCreated: (k: 
         <label>
           Key role
           <select name="role" defaultValue="member">
-            {grantable(props.role).map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
+            <RoleOptions actor={props.role} />
           </select>
         </label>
         <label>

@@ -5,7 +5,7 @@ import { api, type Session } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
 import { useAction } from '../components/use-action.js';
 import type { Invitation, Member, Role } from '../types.js';
-import { Confirm, focusHeading, grantable, when } from './settings-common.js';
+import { Confirm, focusHeading, RoleOptions, when } from './settings-common.js';
 
 export function MembersSection(props: {
   session: Session;
@@ -110,11 +110,7 @@ function InviteForm(props: { role: Role; onInvited: (i: Invitation) => void }) {
         <label>
           Role of the invitee
           <select name="role" defaultValue="member">
-            {grantable(props.role).map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
+            <RoleOptions actor={props.role} />
           </select>
         </label>
       </div>
@@ -172,11 +168,7 @@ function MemberRow(props: { m: Member; you: boolean; role: Role; onChanged: (mes
             <label>
               <span class="sr-only">Role of {m.email}</span>
               <select ref={select} value={next} onChange={(e) => setNext(e.currentTarget.value as Role)}>
-                {grantable(role).map((r) => (
-                  <option key={r} value={r}>
-                    {r}
-                  </option>
-                ))}
+                <RoleOptions actor={role} />
               </select>
             </label>{' '}
             <button type="submit" class="secondary" disabled={busy || next === m.role}>

@@ -1,3 +1,4 @@
+import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
@@ -13,28 +14,31 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   const [newPassword, setNewPassword] = useState('');
   const { busy, error, setError, run } = useAction();
   const field = (form: HTMLFormElement, name: string) => String(new FormData(form).get(name) ?? '');
+  /** A form's submit: its work runs as the one action (busy, error), reading the form's fields. */
+  const submit =
+    (work: (form: HTMLFormElement) => Promise<void>) => (e: JSX.TargetedEvent<HTMLFormElement>) => {
+      e.preventDefault();
+      const form = e.currentTarget;
+      void run(() => work(form));
+    };
 
   return (
     <section aria-labelledby="sign-in-title" class="card">
       <h1 id="sign-in-title">{mode.startsWith('sign-up') ? 'Create an account' : 'Sign in'}</h1>
       {mode === 'sign-up' ? (
         <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            const form = e.currentTarget;
-            void run(async () => {
-              const to = field(form, 'email');
-              const password = field(form, 'password');
-              await api('POST', '/api/auth/sign-up/email', {
-                email: to,
-                password,
-                name: field(form, 'name'),
-              });
-              setEmail(to);
-              setNewPassword(password);
-              setMode('sign-up-code');
+          onSubmit={submit(async (form) => {
+            const to = field(form, 'email');
+            const password = field(form, 'password');
+            await api('POST', '/api/auth/sign-up/email', {
+              email: to,
+              password,
+              name: field(form, 'name'),
             });
-          }}
+            setEmail(to);
+            setNewPassword(password);
+            setMode('sign-up-code');
+          })}
         >
           <label>
             Name
@@ -51,39 +55,28 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         </form>
       ) : mode === 'sign-up-code' ? (
         <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            const form = e.currentTarget;
-            void run(async () => {
-              await api('POST', '/api/auth/otp/verify-email', { email, otp: field(form, 'otp').trim() });
-              await api('POST', '/api/auth/sign-in/email', { email, password: newPassword });
-              setNewPassword('');
-              onSignedIn();
-            });
-          }}
+          onSubmit={submit(async (form) => {
+            await api('POST', '/api/auth/otp/verify-email', { email, otp: field(form, 'otp').trim() });
+            await api('POST', '/api/auth/sign-in/email', { email, password: newPassword });
+            setNewPassword('');
+            onSignedIn();
+          })}
         >
           <p role="status">We sent a code to {email} to confirm the address. It works for 5 minutes.</p>
-          <label>
-            Code
-            <input name="otp" inputMode="numeric" autocomplete="one-time-code" required />
-          </label>
+          <CodeField />
           <button type="submit" disabled={busy}>
             Confirm
           </button>
         </form>
       ) : mode === 'password' ? (
         <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            const form = e.currentTarget;
-            void run(async () => {
-              await api('POST', '/api/auth/sign-in/email', {
-                email: field(form, 'email'),
-                password: field(form, 'password'),
-              });
-              onSignedIn();
+          onSubmit={submit(async (form) => {
+            await api('POST', '/api/auth/sign-in/email', {
+              email: field(form, 'email'),
+              password: field(form, 'password'),
             });
-          }}
+            onSignedIn();
+          })}
         >
           <EmailField value={email} onInput={setEmail} />
           <label>
@@ -96,16 +89,12 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         </form>
       ) : mode === 'code-request' ? (
         <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            const form = e.currentTarget;
-            void run(async () => {
-              const to = field(form, 'email');
-              await api('POST', '/api/auth/otp/send', { email: to, type: 'sign-in' });
-              setEmail(to);
-              setMode('code-enter');
-            });
-          }}
+          onSubmit={submit(async (form) => {
+            const to = field(form, 'email');
+            await api('POST', '/api/auth/otp/send', { email: to, type: 'sign-in' });
+            setEmail(to);
+            setMode('code-enter');
+          })}
         >
           <EmailField value={email} onInput={setEmail} />
           <button type="submit" disabled={busy}>
@@ -114,20 +103,13 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         </form>
       ) : (
         <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            const form = e.currentTarget;
-            void run(async () => {
-              await api('POST', '/api/auth/sign-in/email-otp', { email, otp: field(form, 'otp').trim() });
-              onSignedIn();
-            });
-          }}
+          onSubmit={submit(async (form) => {
+            await api('POST', '/api/auth/sign-in/email-otp', { email, otp: field(form, 'otp').trim() });
+            onSignedIn();
+          })}
         >
           <p role="status">If {email} has an account, a code is on its way. It works for 5 minutes.</p>
-          <label>
-            Code
-            <input name="otp" inputMode="numeric" autocomplete="one-time-code" required />
-          </label>
+          <CodeField />
           <button type="submit" disabled={busy}>
             Sign in
           </button>
@@ -170,6 +152,15 @@ function EmailField({ value, onInput }: { value: string; onInput: (v: string) =>
         value={value}
         onInput={(e) => onInput(e.currentTarget.value)}
       />
+    </label>
+  );
+}
+
+function CodeField() {
+  return (
+    <label>
+      Code
+      <input name="otp" inputMode="numeric" autocomplete="one-time-code" required />
     </label>
   );
 }

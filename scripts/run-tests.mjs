@@ -49,7 +49,8 @@ while (args.length > 0) {
 const database = (process.env.TEST_DATABASE || 'sqlite').toLowerCase();
 const storage = (process.env.TEST_STORAGE || 'local').toLowerCase();
 if (databaseFree === true && label === kind) label = `${kind} (no database)`;
-else if ((kind === 'e2e' || kind === 'browser') && label === kind) label = `${kind} (${database}, ${storage})`;
+else if ((kind === 'e2e' || kind === 'browser') && label === kind)
+  label = `${kind} (${database}, ${storage})`;
 else if (kind !== 'unit' && label === kind) label = `${kind} (${database})`;
 
 function findTests(dir) {

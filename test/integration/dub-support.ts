@@ -2,12 +2,7 @@
 // organization and another on a real database, generations written straight to the store by name,
 // and the spec's error body.
 import assert from 'node:assert/strict';
-import {
-  createOrgWithKey,
-  createTestServices,
-  type TestOrg,
-  type TestServices,
-} from '../helpers/index.js';
+import { createOrgWithKey, createTestServices, type TestOrg, type TestServices } from '../helpers/index.js';
 import type { GenerationRecord } from '../../src/store/generations.js';
 
 /** What a dub asked for, as the admission stores it (a dub without it reads as not dubbed). */
@@ -32,8 +27,10 @@ export interface DubStore {
   readonly get: ReturnType<typeof getAs>;
 }
 
-const getAs = (t: TestServices, org: TestOrg) => (url: string, who: TestOrg | null = org) =>
-  t.app.inject({ method: 'GET', url, headers: who ? who.owner.headers : {} });
+const getAs =
+  (t: TestServices, org: TestOrg) =>
+  (url: string, who: TestOrg | null = org) =>
+    t.app.inject({ method: 'GET', url, headers: who ? who.owner.headers : {} });
 
 export async function dubStore(): Promise<DubStore> {
   const t = await createTestServices({ env: { LIPSYNC_RATE_LIMIT_ENABLED: 'false' } });

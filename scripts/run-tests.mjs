@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 // Runs one kind of tests with Node's built-in runner:
-//   node scripts/run-tests.mjs <unit|integration|e2e|browser|all> [--label NAME] [filter...]
+//   node scripts/run-tests.mjs <unit|integration|e2e|browser|all> [--label NAME] [--database-free |
+//     --with-database] [filter...]
 // Finds test/<kind>/**/*.test.ts (optionally only paths containing one of the filters) and runs them
 // one file at a time with `node --import tsx --test`. Prints the spec report, then one line
 // `<label>: N passed, N failed, N skipped`, and exits non-zero on any failure. With
 // LIPSYNC_TEST_RESULTS=<file> it also appends the counts as one JSON line (scripts/test.sh sums them).
 // TEST_DATABASE=postgres first checks that PostgreSQL answers and fails with a clear message if not.
 // The default label names the database, and for e2e the storage too (TEST_STORAGE, local by default):
-// `e2e (postgres, s3)`.
+// `e2e (postgres, s3)`. --database-free runs only the files marked `// test-database: none`,
+// --with-database only the others (scripts/test.sh runs the heavy database-free integration files
+// beside the browser tests, and the rest on both databases side by side).
 // End-to-end and browser tests, and the integration tests that run the CLI, run bin/lipsync.js, which runs dist/:
 // when dist/ is missing or older than any file under src/ (or a build setting), it is rebuilt first,
 // so they always run this checkout's code.
@@ -23,7 +26,8 @@ const KINDS = ['unit', 'integration', 'e2e', 'browser'];
 function usage(message) {
   if (message) console.error(`run-tests: ${message}`);
   console.error(
-    'usage: node scripts/run-tests.mjs <unit|integration|e2e|browser|all> [--label NAME] [filter...]',
+    'usage: node scripts/run-tests.mjs <unit|integration|e2e|browser|all> [--label NAME] ' +
+      '[--database-free | --with-database] [filter...]',
   );
   process.exit(2);
 }
@@ -33,14 +37,20 @@ const kind = args.shift();
 if (!kind || (kind !== 'all' && !KINDS.includes(kind))) usage(kind ? `unknown kind ${kind}` : undefined);
 let label = kind;
 const filters = [];
+/** null: every file; true: only the database-free ones; false: only those that open a database. */
+let databaseFree = null;
 while (args.length > 0) {
   const a = args.shift();
   if (a === '--label') label = args.shift() ?? usage('--label needs a value');
+  else if (a === '--database-free') databaseFree = true;
+  else if (a === '--with-database') databaseFree = false;
   else filters.push(a);
 }
 const database = (process.env.TEST_DATABASE || 'sqlite').toLowerCase();
 const storage = (process.env.TEST_STORAGE || 'local').toLowerCase();
-if ((kind === 'e2e' || kind === 'browser') && label === kind) label = `${kind} (${database}, ${storage})`;
+if (databaseFree === true && label === kind) label = `${kind} (no database)`;
+else if ((kind === 'e2e' || kind === 'browser') && label === kind)
+  label = `${kind} (${database}, ${storage})`;
 else if (kind !== 'unit' && label === kind) label = `${kind} (${database})`;
 
 function findTests(dir) {
@@ -90,7 +100,8 @@ const kinds = kind === 'all' ? KINDS : [kind];
 const files = kinds
   .flatMap((k) => findTests(join(root, 'test', k)).sort())
   .filter((f) => filters.length === 0 || filters.some((flt) => relative(root, f).includes(flt)))
-  .filter((f) => database !== 'postgres' || kind === 'unit' || usesDatabase(f));
+  .filter((f) => database !== 'postgres' || kind === 'unit' || usesDatabase(f))
+  .filter((f) => databaseFree === null || databaseFree !== usesDatabase(f));
 
 if (files.length === 0) {
   console.log(
@@ -100,7 +111,7 @@ if (files.length === 0) {
   process.exit(0);
 }
 
-if (database === 'postgres' && kind !== 'unit') {
+if (database === 'postgres' && kind !== 'unit' && databaseFree !== true) {
   const pg = await postgresReachable();
   if (!pg.ok) {
     console.error(

@@ -74,19 +74,22 @@ side_by_side() {
   rm -f "$second_log"
 }
 
-# The studio in a real browser (Chromium, one server per file) beside the unit tests.
-side_by_side "unit" "browser" \
-  node scripts/run-tests.mjs unit -- \
+# The studio in a real browser (Chromium, one server per file) beside the unit tests and the
+# integration files that open no database (engines, media, speech: they run once, and are the heavy
+# ones); then the integration files that do, on each database side by side: so each pair is of
+# about the same length.
+side_by_side "unit, integration (no database)" "browser" \
+  sh -c 'node scripts/run-tests.mjs unit; node scripts/run-tests.mjs integration --database-free' -- \
   TEST_DATABASE=sqlite TEST_STORAGE=local node scripts/run-tests.mjs browser
 if [ "${LIPSYNC_TEST_SKIP_POSTGRES:-}" = "1" ]; then
   echo
   echo "=== integration (postgres) and e2e (postgres, s3): SKIPPED because LIPSYNC_TEST_SKIP_POSTGRES=1"
-  tests "integration (sqlite)" TEST_DATABASE=sqlite node scripts/run-tests.mjs integration
+  tests "integration (sqlite)" TEST_DATABASE=sqlite node scripts/run-tests.mjs integration --with-database
   tests "e2e (sqlite, local)" TEST_DATABASE=sqlite TEST_STORAGE=local node scripts/run-tests.mjs e2e
 else
   side_by_side "integration (sqlite)" "integration (postgres)" \
-    TEST_DATABASE=sqlite node scripts/run-tests.mjs integration -- \
-    TEST_DATABASE=postgres DATABASE_URL="$TEST_DATABASE_URL" node scripts/run-tests.mjs integration
+    TEST_DATABASE=sqlite node scripts/run-tests.mjs integration --with-database -- \
+    TEST_DATABASE=postgres DATABASE_URL="$TEST_DATABASE_URL" node scripts/run-tests.mjs integration --with-database
   side_by_side "e2e (sqlite, local)" "e2e (postgres, s3)" \
     TEST_DATABASE=sqlite TEST_STORAGE=local node scripts/run-tests.mjs e2e -- \
     TEST_DATABASE=postgres TEST_STORAGE=s3 DATABASE_URL="$TEST_DATABASE_URL" node scripts/run-tests.mjs e2e

@@ -7,13 +7,11 @@
 // goes onto one, an English built-in voice is refused.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { fixture } from '../helpers/paths.js';
-import { createDeployment, startServer, type TestDeployment, type TestServer } from '../helpers/index.js';
+import type { TestServer } from '../helpers/index.js';
 import {
   FakeElevenLabsServer,
   FakeOpenAiServer,
@@ -21,7 +19,8 @@ import {
   type FakeSpeechServer,
 } from '../helpers/fake-speech-servers.js';
 import { ORG_KEY, SERVER_KEY } from '../helpers/speech-results.js';
-import { api, cliOrg, uploadOverHttp, waitDone, type E2eOrg } from './generations-support.js';
+import { api, uploadOverHttp, waitDone, type E2eOrg } from './generations-support.js';
+import { englishSpeech, startDubServer, type DubServer } from './dubbing-support.js';
 
 const run = promisify(execFile);
 const ELEVEN_KEY = 'xi-server-4d1e0f3a7b2c9d51';
@@ -34,54 +33,35 @@ const synthesisRequests = (fake: FakeSpeechServer) =>
   fake.requests.filter((r) => r.method === 'POST' && /\/v1\/(audio\/speech|text-to-speech\/)/.test(r.path));
 
 describe('dubbing with a chosen voice', { timeout: 900_000 }, () => {
-  let dep: TestDeployment;
+  let s: DubServer;
   let server: TestServer;
   let org: E2eOrg;
-  let dir: string;
   let eleven: FakeElevenLabsServer;
   let openai: FakeOpenAiServer;
   /** The two-person English source video (an asset of `org`). */
   let video: string;
 
-  /** English speech from the server's own text-to-speech, delayed, optionally a lower second person. */
-  async function englishSpeech(name: string, script: string, atMs: number, lower: boolean): Promise<string> {
-    const tts = await api(server, org, 'POST', '/v2/tts', { script, voiceId: 'slt-hts', provider: 'local' });
-    assert.equal(tts.status, 200, tts.text);
-    const raw = join(dir, `${name}-raw.wav`);
-    await writeFile(raw, Buffer.from(await (await fetch(tts.json.url)).arrayBuffer()));
-    const out = join(dir, `${name}.wav`);
-    const shift = lower ? 'asetrate=16000*0.7,aresample=48000,' : 'aresample=48000,';
-    await run('ffmpeg', ['-v', 'error', '-y', '-i', raw, '-af', `${shift}adelay=${atMs}|${atMs}`, out]);
-    return out;
-  }
-
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'lipsync-dub-voice-'));
     [eleven, openai] = await Promise.all([
       new FakeElevenLabsServer({ keys: [ELEVEN_KEY] }).start(),
       new FakeOpenAiServer({ keys: [SERVER_KEY, ORG_KEY] }).start(),
     ]);
-    dep = await createDeployment({
-      env: {
-        LIPSYNC_WORKER_CONCURRENCY: '1',
-        LOG_LEVEL: 'warn',
-        LIPSYNC_ALLOW_PRIVATE_URLS: 'true',
-        // Two attempts: an outage is retried once, a client's problem is not.
-        LIPSYNC_JOB_MAX_ATTEMPTS: '2',
-        LIPSYNC_TTS_TIMEOUT_SECONDS: '8',
-        LIPSYNC_ELEVENLABS_ENABLED: 'true',
-        LIPSYNC_ELEVENLABS_URL: eleven.url,
-        LIPSYNC_ELEVENLABS_API_KEY: ELEVEN_KEY,
-        // English-only: a Spanish dub must take the multilingual model instead.
-        LIPSYNC_ELEVENLABS_MODEL: 'eleven_flash_v2',
-        LIPSYNC_OPENAI_TTS_URL: openai.url,
-        LIPSYNC_OPENAI_TTS_API_KEY: SERVER_KEY,
-      },
+    s = await startDubServer('dub-voice', {
+      // Two attempts: an outage is retried once, a client's problem is not.
+      LIPSYNC_JOB_MAX_ATTEMPTS: '2',
+      LIPSYNC_TTS_TIMEOUT_SECONDS: '8',
+      LIPSYNC_ELEVENLABS_ENABLED: 'true',
+      LIPSYNC_ELEVENLABS_URL: eleven.url,
+      LIPSYNC_ELEVENLABS_API_KEY: ELEVEN_KEY,
+      // English-only: a Spanish dub must take the multilingual model instead.
+      LIPSYNC_ELEVENLABS_MODEL: 'eleven_flash_v2',
+      LIPSYNC_OPENAI_TTS_URL: openai.url,
+      LIPSYNC_OPENAI_TTS_API_KEY: SERVER_KEY,
     });
-    server = await startServer({ env: { ...dep.env } });
-    org = await cliOrg(dep.env);
-    const a = await englishSpeech('first', FIRST, 300, false);
-    const b = await englishSpeech('second', SECOND, 4200, true);
+    ({ server, org } = s);
+    const { dir } = s;
+    const a = await englishSpeech(server, org, dir, 'first', FIRST, 300);
+    const b = await englishSpeech(server, org, dir, 'second', SECOND, 4200, true);
     const src = join(dir, 'two.mp4');
     await run('ffmpeg', [
       ...['-v', 'error', '-y', '-stream_loop', '2', '-i', fixture('media/face_3.mp4'), '-i', a, '-i', b],
@@ -95,10 +75,8 @@ describe('dubbing with a chosen voice', { timeout: 900_000 }, () => {
     video = await uploadOverHttp(server, org, src);
   });
   after(async () => {
-    await server?.stop();
-    await dep?.cleanup();
+    await s?.stop();
     await Promise.all([eleven?.close(), openai?.close()]);
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   const dub = (voiceId: string) =>
@@ -109,11 +87,10 @@ describe('dubbing with a chosen voice', { timeout: 900_000 }, () => {
     });
 
   async function completed(id: string): Promise<any> {
-    const done = await waitDone(server, org, id, 400_000);
-    assert.equal(done.status, 'COMPLETED', `${JSON.stringify(done)}\n${server.stdout().slice(-3000)}`);
+    await s.completed(id, 400_000);
     const t = await api(server, org, 'GET', `/v2/generations/${id}/transcript`);
     assert.equal(t.status, 200, t.text);
-    assert.equal(new Set(t.json.segments.map((s: any) => s.speaker)).size, 2, t.text);
+    assert.equal(new Set(t.json.segments.map((x: any) => x.speaker)).size, 2, t.text);
     return t.json;
   }
 

@@ -8,42 +8,27 @@
 // segment audio from storage while its re-dubs keep their own segment audio.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createServices } from '../../src/app/container.js';
 import type { Services } from '../../src/services/index.js';
-import { createDeployment, startServer, type TestDeployment, type TestServer } from '../helpers/index.js';
-import {
-  api,
-  cliOrg,
-  createGeneration,
-  uploadOverHttp,
-  waitDone,
-  type E2eOrg,
-} from './generations-support.js';
-import { englishSpeech, sourceVideo } from './dubbing-support.js';
+import { api, createGeneration, uploadOverHttp, waitDone } from './generations-support.js';
+import { HELLO, helloVideo, startDubServer, type DubServer } from './dubbing-support.js';
 
-const SCRIPT = 'Hello world. Good morning.';
 const NEW_TEXT = 'Buenas tardes a todos mis amigos de la ciudad.';
 
 describe('re-dubbing one segment', { timeout: 900_000 }, () => {
-  let dep: TestDeployment;
-  let server: TestServer;
-  let org: E2eOrg;
-  let dir: string;
+  let s: DubServer;
   let db: Services | null = null;
   // Serves the source video by URL: the dub fetches and stores its own copy, which re-dubs share.
   let media: Server;
   let mediaFile = '';
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'lipsync-redub-e2e-'));
     media = createServer((_req, res) => {
       readFile(mediaFile).then(
         (b) => res.writeHead(200, { 'content-type': 'video/mp4' }).end(b),
@@ -51,28 +36,17 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
       );
     });
     await new Promise<void>((r) => media.listen(0, '127.0.0.1', r));
-    dep = await createDeployment({
-      env: { LIPSYNC_WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn', LIPSYNC_ALLOW_PRIVATE_URLS: '1' },
-    });
-    server = await startServer({ env: { ...dep.env } });
-    org = await cliOrg(dep.env);
+    s = await startDubServer('redub-e2e');
   });
   after(async () => {
     await db?.close();
-    await server?.stop();
-    await dep?.cleanup();
+    await s?.stop();
     media?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
-
-  async function completed(id: string): Promise<void> {
-    const done = await waitDone(server, org, id, 300_000);
-    assert.equal(done.status, 'COMPLETED', `${JSON.stringify(done)}\n${server.stdout().slice(-3000)}`);
-  }
 
   /** The sha256 of one segment's audio, fetched through its signed URL. */
   async function segmentAudio(id: string, segment: string): Promise<{ sha: string; bytes: number }> {
-    const r = await api(server, org, 'GET', `/v2/generations/${id}/dub/segments/${segment}/audio`);
+    const r = await api(s.server, s.org, 'GET', `/v2/generations/${id}/dub/segments/${segment}/audio`);
     assert.equal(r.status, 200, r.text);
     assert.match(String(r.headers.get('content-type')), /^text\/plain/);
     const file = await fetch(r.text);
@@ -83,34 +57,33 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
   }
 
   async function refused(body: unknown, status: number, code: string, field: string): Promise<void> {
-    const r = await api(server, org, 'POST', '/v2/generate', { model: 'lipsync-2', ...(body as object) });
+    const r = await api(s.server, s.org, 'POST', '/v2/generate', { model: 'lipsync-2', ...(body as object) });
     assert.equal(r.status, status, r.text);
     assert.equal(r.json.errorCode, code, r.text);
     assert.equal(r.json.field, field, r.text);
   }
 
   test('only the corrected segment is spoken again; the others are the same bytes', async () => {
-    const speech = await englishSpeech(server, org, dir, 'hello', SCRIPT, 500);
-    mediaFile = await sourceVideo(dir, 'hello.mp4', [speech], 5);
-    const video = await uploadOverHttp(server, org, mediaFile);
+    mediaFile = await helloVideo(s);
+    const video = await uploadOverHttp(s.server, s.org, mediaFile);
     const url = `http://127.0.0.1:${(media.address() as AddressInfo).port}/hello.mp4`;
-    const first = await createGeneration(server, org, {
+    const first = await createGeneration(s.server, s.org, {
       model: 'lipsync-2',
       input: [{ type: 'video', url }],
-      dubParams: { targetLang: 'es', sourceLang: 'en', transcript: SCRIPT },
+      dubParams: { targetLang: 'es', sourceLang: 'en', transcript: HELLO },
     });
     const edit = { basedOn: first, segments: [{ id: 's2', translatedText: NEW_TEXT }] };
     // Still running: nothing to reuse yet.
     await refused({ dubParams: edit }, 409, 'generation_not_ready', 'dubParams.basedOn');
-    await completed(first);
+    await s.completed(first);
 
-    db = await createServices(loadConfig({ ...dep.env, LOG_LEVEL: 'silent' }), createLogger('silent'));
+    db = await createServices(loadConfig({ ...s.dep.env, LOG_LEVEL: 'silent' }), createLogger('silent'));
     const firstVideo = (
       (await db.store.generations.findAny(first))!.resolvedInput.video as { blobKey: string }
     ).blobKey;
-    const before = await api(server, org, 'GET', `/v2/generations/${first}/transcript`);
+    const before = await api(s.server, s.org, 'GET', `/v2/generations/${first}/transcript`);
     assert.equal(before.status, 200, before.text);
-    const ids: string[] = before.json.segments.map((s: any) => s.id);
+    const ids: string[] = before.json.segments.map((x: any) => x.id);
     assert.deepEqual(ids, ['s1', 's2'], before.text);
     assert.equal(before.json.kept, undefined, 'storage keys stay on the server');
 
@@ -146,9 +119,9 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
       'dubParams.targetLang',
     );
 
-    const second = await createGeneration(server, org, { model: 'lipsync-2', dubParams: edit });
-    await completed(second);
-    const t = await api(server, org, 'GET', `/v2/generations/${second}/transcript`);
+    const second = await createGeneration(s.server, s.org, { model: 'lipsync-2', dubParams: edit });
+    await s.completed(second);
+    const t = await api(s.server, s.org, 'GET', `/v2/generations/${second}/transcript`);
     assert.equal(t.status, 200, t.text);
     assert.deepEqual(t.json.basedOn, { generationId: first, regenerated: ['s2'] });
     assert.equal(t.json.targetLang, 'es');
@@ -164,7 +137,7 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
       .join(' ');
     assert.match(heard, /amigos/, heard);
     assert.match(heard, /ciudad/, heard);
-    const g = await api(server, org, 'GET', `/v2/generate/${second}?include=quality`);
+    const g = await api(s.server, s.org, 'GET', `/v2/generate/${second}?include=quality`);
     assert.deepEqual(g.json.quality.dub.regenerated, ['s2'], JSON.stringify(g.json.quality.dub));
 
     const old1 = await segmentAudio(first, 's1');
@@ -177,29 +150,29 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
       new2.bytes > old2.bytes,
       `the longer text is longer audio (${new2.bytes} vs ${old2.bytes} bytes)`,
     );
-    const unknown = await api(server, org, 'GET', `/v2/generations/${second}/dub/segments/s7/audio`);
+    const unknown = await api(s.server, s.org, 'GET', `/v2/generations/${second}/dub/segments/s7/audio`);
     assert.equal(unknown.status, 404, unknown.text);
 
     // A timing correction: s1's span moved later; s1 spoken again there, s2's audio kept.
     const b1 = before.json.segments[0];
     const moved = { id: 's1', startMs: b1.startMs + 300, endMs: b1.endMs + 300 };
-    const third = await createGeneration(server, org, {
+    const third = await createGeneration(s.server, s.org, {
       model: 'lipsync-2',
       dubParams: { basedOn: first, segments: [moved] },
     });
-    await completed(third);
-    const t3 = (await api(server, org, 'GET', `/v2/generations/${third}/transcript`)).json;
+    await s.completed(third);
+    const t3 = (await api(s.server, s.org, 'GET', `/v2/generations/${third}/transcript`)).json;
     assert.deepEqual(t3.basedOn.regenerated, ['s1']);
     assert.equal(t3.segments[0].dubStartMs, moved.startMs);
     assert.equal(t3.segments[0].translatedText, b1.translatedText);
     assert.equal((await segmentAudio(third, 's2')).sha, old2.sha);
     // Deleting a re-dub leaves the earlier dub's video (fetched for the earlier dub) in place.
-    assert.ok([200, 204].includes((await api(server, org, 'DELETE', `/v2/generations/${third}`)).status));
+    assert.ok([200, 204].includes((await api(s.server, s.org, 'DELETE', `/v2/generations/${third}`)).status));
     assert.equal((await segmentAudio(first, 's2')).sha, old2.sha);
     assert.equal(await db.blobs.exists(firstVideo), true, 'the earlier dub keeps its video');
 
     // A generation that is not a dub cannot be re-dubbed (in any state).
-    const plain = await createGeneration(server, org, {
+    const plain = await createGeneration(s.server, s.org, {
       model: 'lipsync-2',
       input: [
         { type: 'video', assetId: video },
@@ -221,7 +194,7 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
         stored.some((k) => k.endsWith(`/dub-${s}.wav`)),
         stored.join(', '),
       );
-    const del = await api(server, org, 'DELETE', `/v2/generations/${first}`);
+    const del = await api(s.server, s.org, 'DELETE', `/v2/generations/${first}`);
     assert.ok(del.status === 200 || del.status === 204, del.text);
     assert.deepEqual(await db.blobs.list(`jobs/${job.id}/`), []);
     assert.equal(await db.blobs.exists(firstVideo), false, 'its fetched video went with it');
@@ -234,6 +207,6 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
       'generation_input_video_inaccessible',
       'dubParams.basedOn',
     );
-    await waitDone(server, org, plain, 300_000);
+    await waitDone(s.server, s.org, plain, 300_000);
   });
 });

@@ -4,53 +4,36 @@
 // local voice).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { createDeployment, startServer, type TestDeployment, type TestServer } from '../helpers/index.js';
+import type { TestServer } from '../helpers/index.js';
 import { FakeTranscriptionServer } from '../helpers/fake-transcription-server.js';
-import {
-  api,
-  cliOrg,
-  createGeneration,
-  uploadOverHttp,
-  waitDone,
-  type E2eOrg,
-} from './generations-support.js';
-import { sourceVideo } from './dubbing-support.js';
+import { api, createGeneration, uploadOverHttp, type E2eOrg } from './generations-support.js';
+import { sourceVideo, startDubServer, type DubServer } from './dubbing-support.js';
 
 const run = promisify(execFile);
 const SPANISH = 'Hola mundo. Buenos días.';
 
 describe('dubbing from Spanish with a recognition server', { timeout: 300_000 }, () => {
-  let dep: TestDeployment;
+  let s: DubServer;
   let server: TestServer;
   let org: E2eOrg;
   let dir: string;
   let stt: FakeTranscriptionServer;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'lipsync-dub-sources-'));
     stt = await new FakeTranscriptionServer({ keys: ['stt-key'] }).start();
-    dep = await createDeployment({
-      env: {
-        LIPSYNC_WORKER_CONCURRENCY: '1',
-        LOG_LEVEL: 'warn',
-        LIPSYNC_ALLOW_PRIVATE_URLS: '1',
-        LIPSYNC_OPENAI_STT_URL: stt.url,
-        LIPSYNC_OPENAI_STT_API_KEY: 'stt-key',
-      },
+    s = await startDubServer('dub-sources', {
+      LIPSYNC_OPENAI_STT_URL: stt.url,
+      LIPSYNC_OPENAI_STT_API_KEY: 'stt-key',
     });
-    server = await startServer({ env: { ...dep.env } });
-    org = await cliOrg(dep.env);
+    ({ server, org, dir } = s);
   });
   after(async () => {
-    await server?.stop();
-    await dep?.cleanup();
+    await s?.stop();
     await stt?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   test('Spanish into English: the recognition server hears it, Apertium translates, an English voice speaks', async () => {
@@ -79,15 +62,14 @@ describe('dubbing from Spanish with a recognition server', { timeout: 300_000 },
       input: [{ type: 'video', assetId: video }],
       dubParams: { targetLang: 'en', sourceLang: 'es' },
     });
-    const g = await waitDone(server, org, id, 240_000);
-    assert.equal(g.status, 'COMPLETED', `${JSON.stringify(g)}\n${server.stdout().slice(-2500)}`);
+    await s.completed(id, 240_000);
     assert.equal(stt.forms.at(-1)?.fields.language, 'es', 'the source language is passed on');
     const t = (await api(server, org, 'GET', `/v2/generations/${id}/transcript`)).json;
     assert.equal(t.sourceLang, 'es');
     assert.equal(t.targetLang, 'en');
     assert.equal(t.transcriptSource, 'recognized');
-    assert.equal(t.segments.map((s: any) => s.sourceText).join(' '), SPANISH);
-    assert.match(t.segments.map((s: any) => s.translatedText).join(' '), /world/i);
+    assert.equal(t.segments.map((x: any) => x.sourceText).join(' '), SPANISH);
+    assert.match(t.segments.map((x: any) => x.translatedText).join(' '), /world/i);
     assert.ok(
       ['slt-hts', 'rhvoice-clb', 'rhvoice-bdl', 'rhvoice-slt', 'rhvoice-alan'].includes(t.voices[0].voiceId),
     );

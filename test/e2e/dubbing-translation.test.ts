@@ -3,77 +3,51 @@
 // translation lands in the transcript; outages end the generation with the documented codes after
 // the job's retries; a sentence that comes back empty is the client's dubbing_translation_failed.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { createDeployment, startServer, type TestDeployment, type TestServer } from '../helpers/index.js';
 import {
   FakeDeepLServer,
   FakeOpenAiChatServer,
   fakeTranslate,
   type FakeTranslationMode,
 } from '../helpers/fake-translation-servers.js';
-import {
-  api,
-  cliOrg,
-  createGeneration,
-  uploadOverHttp,
-  waitDone,
-  type E2eOrg,
-} from './generations-support.js';
-import { englishSpeech, sourceVideo } from './dubbing-support.js';
+import { api, createGeneration, waitDone } from './generations-support.js';
+import { HELLO, helloAsset, startDubServer, type DubServer } from './dubbing-support.js';
 
 const KEY = 'translation-key';
-const SCRIPT = 'Hello world. Good morning.';
 
 describe('dubbing with remote translation providers', { timeout: 600_000 }, () => {
-  let dep: TestDeployment;
-  let server: TestServer;
-  let org: E2eOrg;
-  let dir: string;
+  let s: DubServer;
   let video: string;
   let openai: FakeOpenAiChatServer;
   let deepl: FakeDeepLServer;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'lipsync-dub-translation-'));
     openai = await new FakeOpenAiChatServer(KEY).start();
     deepl = await new FakeDeepLServer(KEY).start();
-    dep = await createDeployment({
-      env: {
-        LIPSYNC_WORKER_CONCURRENCY: '1',
-        LOG_LEVEL: 'warn',
-        LIPSYNC_ALLOW_PRIVATE_URLS: '1',
-        LIPSYNC_JOB_MAX_ATTEMPTS: '2',
-        LIPSYNC_TRANSLATION_TIMEOUT_SECONDS: '2',
-        LIPSYNC_OPENAI_TRANSLATION_URL: `${openai.url}/v1`,
-        LIPSYNC_OPENAI_TRANSLATION_API_KEY: KEY,
-        LIPSYNC_OPENAI_TRANSLATION_MODEL: 'fake-model',
-        LIPSYNC_DEEPL_API_KEY: KEY,
-        LIPSYNC_DEEPL_URL: deepl.url,
-      },
+    s = await startDubServer('dub-translation', {
+      LIPSYNC_JOB_MAX_ATTEMPTS: '2',
+      LIPSYNC_TRANSLATION_TIMEOUT_SECONDS: '2',
+      LIPSYNC_OPENAI_TRANSLATION_URL: `${openai.url}/v1`,
+      LIPSYNC_OPENAI_TRANSLATION_API_KEY: KEY,
+      LIPSYNC_OPENAI_TRANSLATION_MODEL: 'fake-model',
+      LIPSYNC_DEEPL_API_KEY: KEY,
+      LIPSYNC_DEEPL_URL: deepl.url,
     });
-    server = await startServer({ env: { ...dep.env } });
-    org = await cliOrg(dep.env);
-    const speech = await englishSpeech(server, org, dir, 'hello', SCRIPT, 500);
-    video = await uploadOverHttp(server, org, await sourceVideo(dir, 'hello.mp4', [speech], 5));
+    video = await helloAsset(s);
   });
   after(async () => {
-    await server?.stop();
-    await dep?.cleanup();
+    await s?.stop();
     await openai?.close();
     await deepl?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   async function dub(provider: 'openai' | 'deepl'): Promise<{ id: string; g: any }> {
-    const id = await createGeneration(server, org, {
+    const id = await createGeneration(s.server, s.org, {
       model: 'lipsync-2',
       input: [{ type: 'video', assetId: video }],
-      dubParams: { targetLang: 'es', sourceLang: 'en', provider, transcript: SCRIPT },
+      dubParams: { targetLang: 'es', sourceLang: 'en', provider, transcript: HELLO },
     });
-    return { id, g: await waitDone(server, org, id, 300_000) };
+    return { id, g: await waitDone(s.server, s.org, id, 300_000) };
   }
 
   for (const provider of ['openai', 'deepl'] as const) {
@@ -84,10 +58,10 @@ describe('dubbing with remote translation providers', { timeout: 600_000 }, () =
       const { id, g } = await dub(provider);
       assert.equal(g.status, 'COMPLETED', JSON.stringify(g));
       assert.ok(fake.requests.length > before, 'the provider was asked');
-      const t = (await api(server, org, 'GET', `/v2/generations/${id}/transcript`)).json;
+      const t = (await api(s.server, s.org, 'GET', `/v2/generations/${id}/transcript`)).json;
       assert.equal(t.provider, provider);
       assert.deepEqual(
-        t.segments.map((s: any) => s.translatedText),
+        t.segments.map((x: any) => x.translatedText),
         ['Hello world.', 'Good morning.'].map(fakeTranslate),
       );
     });

@@ -4,8 +4,6 @@
 // transcript and subtitles through the API and measures the output's sound and mouth itself.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -15,17 +13,23 @@ import { measureMouth } from '../../src/engines/cpu/quality.js';
 import { phonemeShapes } from '../../src/engines/cpu/phoneme-quality.js';
 import { probeMedia } from '../../src/media/probe.js';
 import { fixture } from '../helpers/paths.js';
-import { createDeployment, startServer, type TestDeployment, type TestServer } from '../helpers/index.js';
+import type { TestServer } from '../helpers/index.js';
 import {
   api,
-  cliOrg,
   createGeneration,
   downloadOutput,
   uploadOverHttp,
   waitDone,
   type E2eOrg,
 } from './generations-support.js';
-import { englishSpeech, FPS, sourceVideo, TONE_HZ } from './dubbing-support.js';
+import {
+  englishSpeech,
+  FPS,
+  sourceVideo,
+  startDubServer,
+  TONE_HZ,
+  type DubServer,
+} from './dubbing-support.js';
 
 const run = promisify(execFile);
 const SCRIPT = 'Bob bought a map. Pam ate pie by the blue boat.';
@@ -85,7 +89,7 @@ function srtCues(text: string): [number, number, string][] {
 }
 
 describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
-  let dep: TestDeployment;
+  let s: DubServer;
   let server: TestServer;
   let org: E2eOrg;
   let dir: string;
@@ -94,7 +98,6 @@ describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
   const hooks: any[] = [];
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'lipsync-dub-e2e-'));
     // A webhook receiver on this machine (private URLs allowed for it).
     receiver = createServer((req, res) => {
       let body = '';
@@ -106,22 +109,16 @@ describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    dep = await createDeployment({
-      env: { LIPSYNC_WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn', LIPSYNC_ALLOW_PRIVATE_URLS: '1' },
-    });
-    server = await startServer({ env: { ...dep.env } });
-    org = await cliOrg(dep.env);
+    s = await startDubServer('dub-e2e');
+    ({ server, org, dir } = s);
   });
   after(async () => {
-    await server?.stop();
-    await dep?.cleanup();
+    await s?.stop();
     receiver?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   async function dubbed(id: string): Promise<any> {
-    const done = await waitDone(server, org, id, 300_000);
-    assert.equal(done.status, 'COMPLETED', `${JSON.stringify(done)}\n${server.stdout().slice(-3000)}`);
+    await s.completed(id);
     return (await api(server, org, 'GET', `/v2/generate/${id}?include=quality`)).json;
   }
 
@@ -241,7 +238,7 @@ describe('dubbing through the API, offline', { timeout: 600_000 }, () => {
     // Several speakers turn active-speaker detection on: with one face in view, that face speaks.
     assert.equal(g.quality.activeSpeaker?.method, 'single-face', JSON.stringify(g.quality));
     const t = (await api(server, org, 'GET', `/v2/generations/${id}/transcript`)).json;
-    const speakers = new Set(t.segments.map((s: any) => s.speaker));
+    const speakers = new Set(t.segments.map((x: any) => x.speaker));
     assert.equal(speakers.size, 2, JSON.stringify(t.segments));
     assert.equal(t.voices.length, 2);
     assert.notEqual(t.voices[0].voiceId, t.voices[1].voiceId, JSON.stringify(t.voices));

@@ -14,16 +14,14 @@ import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import {
   completedGenerationRecord,
-  createOrgWithKey,
-  createTestServices,
   generationRecord,
   type TestOrg,
   type TestServices,
 } from '../helpers/index.js';
 import { postGenerateForm } from './generations-support.js';
+import { assertError, dubAsked, dubStore, type DubStore } from './dub-support.js';
 import { probeMedia } from '../../src/media/probe.js';
 import type { DubRecord } from '../../src/domain/dub.js';
-import type { GenerationRecord } from '../../src/store/generations.js';
 
 const DB = process.env.TEST_DATABASE ?? 'sqlite';
 
@@ -50,33 +48,21 @@ const PUBLIC: DubRecord = {
   segments: [SEGMENT],
   timeline: { words: [{ text: 'Hola', startMs: 500, endMs: 1400 }], phonemes: [] },
 };
-const dubAsked = {
-  resolvedInput: {
-    request: {
-      dub: { targetLang: 'es', sourceLang: null, provider: 'local', voiceId: null, transcript: null },
-    },
-  },
-};
 
 describe(`dub segment audio and re-dub refusals (${DB})`, () => {
+  let d: DubStore;
   let t: TestServices;
   let org: TestOrg;
-  let other: TestOrg;
-  const ids: Record<string, string> = {};
+  let ids: Record<string, string>;
+  let get: DubStore['get'];
   const wav = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(40, 7)]);
-
-  async function put(name: string, g: GenerationRecord): Promise<void> {
-    await t.services.store.generations.insert(g);
-    ids[name] = g.id;
-  }
-
   let dir = '';
 
   before(async () => {
-    t = await createTestServices({ env: { LIPSYNC_RATE_LIMIT_ENABLED: 'false' } });
+    d = await dubStore();
+    ({ t, org, ids, get } = d);
+    const { put, other } = d;
     dir = await mkdtemp(join(tmpdir(), 'lipsync-redub-'));
-    org = await createOrgWithKey(t.services);
-    other = await createOrgWithKey(t.services);
     const oid = org.organization.id;
     const key = `jobs/${randomUUID()}/${randomUUID()}/dub-s1.wav`;
     await t.services.blobs.put(key, Readable.from([wav]), { contentType: 'audio/wav' });
@@ -121,8 +107,6 @@ describe(`dub segment audio and re-dub refusals (${DB})`, () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  const get = (url: string, who: TestOrg | null = org) =>
-    t.app.inject({ method: 'GET', url, headers: who ? who.owner.headers : {} });
   const redub = (basedOn: string, segments: unknown[] = [{ id: 's1', translatedText: 'Buenas.' }]) =>
     t.app.inject({
       method: 'POST',
@@ -130,18 +114,6 @@ describe(`dub segment audio and re-dub refusals (${DB})`, () => {
       headers: { ...org.owner.headers, 'content-type': 'application/json' },
       payload: { model: 'lipsync-2', dubParams: { basedOn, segments } },
     });
-
-  function assertError(
-    res: { statusCode: number; body: string },
-    status: number,
-    code: string,
-    field?: string,
-  ) {
-    assert.equal(res.statusCode, status, res.body);
-    const b = JSON.parse(res.body) as Record<string, unknown>;
-    assert.equal(b.errorCode, code, res.body);
-    if (field !== undefined) assert.equal(b.field, field, res.body);
-  }
 
   test('a signed URL of the stored segment audio; the transcript shows no storage keys', async () => {
     const res = await get(`/v2/generations/${ids.dubbed}/dub/segments/s1/audio`);

@@ -4,16 +4,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import {
-  completedGenerationRecord,
-  createOrgWithKey,
-  createTestServices,
-  generationRecord,
-  type TestOrg,
-  type TestServices,
-} from '../helpers/index.js';
+import { completedGenerationRecord, generationRecord, type TestOrg } from '../helpers/index.js';
 import type { DubRecord } from '../../src/domain/dub.js';
-import type { GenerationRecord } from '../../src/store/generations.js';
+import { assertError, dubAsked, dubStore, type DubStore } from './dub-support.js';
 
 const DB = process.env.TEST_DATABASE ?? 'sqlite';
 
@@ -58,32 +51,18 @@ const DUB: DubRecord = {
   ],
 };
 
-const DUB_REQUEST = {
-  targetLang: 'es',
-  sourceLang: null,
-  provider: 'local',
-  voiceId: null,
-  transcript: null,
-};
-
 describe(`dub transcript and subtitles (${DB})`, () => {
-  let t: TestServices;
+  let d: DubStore;
   let org: TestOrg;
   let other: TestOrg;
-  const ids: Record<string, string> = {};
-
-  /** A generation of `org` written as a worker or the admission leaves it. */
-  async function put(name: string, g: GenerationRecord): Promise<void> {
-    await t.services.store.generations.insert(g);
-    ids[name] = g.id;
-  }
-  const dubAsked = { resolvedInput: { request: { dub: DUB_REQUEST } } };
+  let ids: Record<string, string>;
+  let get: DubStore['get'];
 
   before(async () => {
-    t = await createTestServices({ env: { LIPSYNC_RATE_LIMIT_ENABLED: 'false' } });
-    org = await createOrgWithKey(t.services);
-    other = await createOrgWithKey(t.services);
+    d = await dubStore();
+    ({ org, other, ids, get } = d);
     const oid = org.organization.id;
+    const put = d.put;
     await put('dubbed', { ...completedGenerationRecord(oid), ...dubAsked, dub: DUB });
     await put('plain', completedGenerationRecord(oid));
     await put('plainPending', generationRecord(oid, { status: 'PENDING', error: null, errorCode: null }));
@@ -102,25 +81,7 @@ describe(`dub transcript and subtitles (${DB})`, () => {
     });
     await put('ofOther', { ...completedGenerationRecord(other.organization.id), ...dubAsked, dub: DUB });
   });
-  after(() => t?.cleanup());
-
-  const get = (url: string, who: TestOrg | null = org) =>
-    t.app.inject({ method: 'GET', url, headers: who ? who.owner.headers : {} });
-
-  function assertError(
-    res: { statusCode: number; body: string },
-    status: number,
-    code: string,
-    field?: string,
-  ) {
-    assert.equal(res.statusCode, status, res.body);
-    const b = JSON.parse(res.body) as Record<string, unknown>;
-    assert.equal(b.statusCode, status, res.body);
-    assert.equal(b.errorCode, code, res.body);
-    assert.equal(typeof b.message, 'string');
-    assert.equal(typeof b.suggestion, 'string');
-    if (field !== undefined) assert.equal(b.field, field, res.body);
-  }
+  after(() => d?.t.cleanup());
 
   test('the transcript is the stored dub with its generation id', async () => {
     const res = await get(`/v2/generations/${ids.dubbed}/transcript`);

@@ -19,17 +19,7 @@ import {
 } from '../../src/domain/dub.js';
 import { completedDub, subtitlesFileName } from '../../src/domain/dub-reads.js';
 import type { GenerationStatus } from '../../src/domain/generation-status.js';
-
-/** The AppError `fn` throws: its code, field and status. */
-function refusal(fn: () => unknown): { code: string; field: string | undefined; status: number } {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof AppError, String(err));
-    return { code: err.code, field: err.extras.field, status: err.status };
-  }
-  assert.fail('expected a refusal');
-}
+import { refusalOf } from '../helpers/refusal.js';
 
 describe('normaliseDubParams', () => {
   it('fills the defaults and lower-cases the languages', () => {
@@ -71,7 +61,7 @@ describe('normaliseDubParams', () => {
   it('refuses what is not an object, unknown keys and malformed languages, naming the field', () => {
     for (const raw of [null, 'es', 5, ['es']])
       assert.deepEqual(
-        refusal(() => normaliseDubParams(raw)),
+        refusalOf(() => normaliseDubParams(raw)),
         {
           code: 'invalid_request',
           field: 'dubParams',
@@ -79,18 +69,18 @@ describe('normaliseDubParams', () => {
         },
       );
     assert.equal(
-      refusal(() => normaliseDubParams({ targetLang: 'es', voice: 'x' })).field,
+      refusalOf(() => normaliseDubParams({ targetLang: 'es', voice: 'x' })).field,
       'dubParams.voice',
     );
     for (const targetLang of [undefined, '', 'e', 'english', 'es_ES', 5, 'es-', 'es-toolongsubtag'])
       assert.equal(
-        refusal(() => normaliseDubParams({ targetLang })).field,
+        refusalOf(() => normaliseDubParams({ targetLang })).field,
         'dubParams.targetLang',
         `${targetLang}`,
       );
     for (const sourceLang of [5, '', 'english', 'e n'])
       assert.equal(
-        refusal(() => normaliseDubParams({ targetLang: 'es', sourceLang })).field,
+        refusalOf(() => normaliseDubParams({ targetLang: 'es', sourceLang })).field,
         'dubParams.sourceLang',
         `${sourceLang}`,
       );
@@ -100,7 +90,7 @@ describe('normaliseDubParams', () => {
     for (const numSpeakers of [0, 1, 32]) normaliseDubParams({ targetLang: 'es', numSpeakers });
     for (const numSpeakers of [-1, 33, 1.5, '2'])
       assert.equal(
-        refusal(() => normaliseDubParams({ targetLang: 'es', numSpeakers })).field,
+        refusalOf(() => normaliseDubParams({ targetLang: 'es', numSpeakers })).field,
         'dubParams.numSpeakers',
       );
   });
@@ -123,13 +113,13 @@ describe('normaliseDubParams', () => {
   it('voiceId and transcript need content, within their limits', () => {
     for (const voiceId of ['', '   ', 5, 'v'.repeat(201)])
       assert.equal(
-        refusal(() => normaliseDubParams({ targetLang: 'es', voiceId })).field,
+        refusalOf(() => normaliseDubParams({ targetLang: 'es', voiceId })).field,
         'dubParams.voiceId',
       );
     assert.equal(normaliseDubParams({ targetLang: 'es', voiceId: 'v'.repeat(200) }).voiceId, 'v'.repeat(200));
     for (const transcript of [5, '', ' ... !? ', 'x'.repeat(MAX_DUB_TRANSCRIPT_CHARS + 1)])
       assert.equal(
-        refusal(() => normaliseDubParams({ targetLang: 'es', transcript })).field,
+        refusalOf(() => normaliseDubParams({ targetLang: 'es', transcript })).field,
         'dubParams.transcript',
       );
     // The limit counts the trimmed text; numbers are words.
@@ -472,7 +462,7 @@ describe('completedDub', () => {
   it('a generation that never asked for a dub is generation_not_dubbed in every state', () => {
     for (const status of ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'] as const) {
       assert.deepEqual(
-        refusal(() => completedDub(g(status, { resolvedInput: {} }))),
+        refusalOf(() => completedDub(g(status, { resolvedInput: {} }))),
         {
           code: 'generation_not_dubbed',
           field: 'id',
@@ -480,7 +470,7 @@ describe('completedDub', () => {
         },
       );
       assert.equal(
-        refusal(() => completedDub(g(status, { resolvedInput: { request: { dub: null } } }))).code,
+        refusalOf(() => completedDub(g(status, { resolvedInput: { request: { dub: null } } }))).code,
         'generation_not_dubbed',
       );
     }
@@ -488,17 +478,17 @@ describe('completedDub', () => {
 
   it('running is generation_not_ready; failed, rejected, canceled or timed out is generation_not_downloadable', () => {
     for (const status of ['PENDING', 'PROCESSING'] as const)
-      assert.equal(refusal(() => completedDub(g(status))).code, 'generation_not_ready');
+      assert.equal(refusalOf(() => completedDub(g(status))).code, 'generation_not_ready');
     for (const status of ['FAILED', 'REJECTED', 'CANCELED', 'TIMED_OUT'] as const)
       assert.deepEqual(
-        refusal(() => completedDub(g(status))),
+        refusalOf(() => completedDub(g(status))),
         {
           code: 'generation_not_downloadable',
           field: undefined,
           status: 422,
         },
       );
-    assert.equal(refusal(() => completedDub(g('COMPLETED'))).code, 'generation_output_unavailable');
+    assert.equal(refusalOf(() => completedDub(g('COMPLETED'))).code, 'generation_output_unavailable');
   });
 
   it('names the file <id>.<language code>.<format>', () => {

@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { AppError } from '../../src/domain/errors.js';
 import { normaliseDubParams, type DubRecord, type DubSegment } from '../../src/domain/dub.js';
 import { fitSegment } from '../../src/domain/dub-timing.js';
 import {
@@ -17,16 +16,7 @@ import {
 } from '../../src/domain/redub.js';
 import type { DubbedGeneration } from '../../src/domain/dub-reads.js';
 import type { GenerationStatus } from '../../src/domain/generation-status.js';
-
-function refusal(fn: () => unknown): { code: string; field: string | undefined; status: number } {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof AppError, String(err));
-    return { code: err.code, field: err.extras.field, status: err.status };
-  }
-  assert.fail('expected a refusal');
-}
+import { refusalOf } from '../helpers/refusal.js';
 
 function seg(id: string, startMs: number, endMs: number, dubEndMs = endMs, stretch = 1): DubSegment {
   return {
@@ -133,7 +123,7 @@ describe('dubParams.basedOn', () => {
       [{ targetLang: 'es', segments: [{ id: 's1', translatedText: 'x' }] }, 'dubParams.segments'],
     ];
     for (const [params, field] of cases) {
-      const r = refusal(() => normaliseDubParams(params));
+      const r = refusalOf(() => normaliseDubParams(params));
       assert.deepEqual(r, { code: 'invalid_request', field, status: 400 }, JSON.stringify(params));
     }
   });
@@ -156,7 +146,7 @@ describe('redubBase', () => {
     ];
     for (const [g, code, status] of cases)
       assert.deepEqual(
-        refusal(() => redubBase(g)),
+        refusalOf(() => redubBase(g)),
         { code, field: 'dubParams.basedOn', status },
         code,
       );
@@ -168,7 +158,7 @@ describe('checkEdits', () => {
     const ok = checkEdits(THREE, [{ id: 's2', translatedText: 'x', startMs: 2500, endMs: 4200 }], 8000);
     assert.deepEqual([...ok.keys()], ['s2']);
     assert.deepEqual(
-      refusal(() =>
+      refusalOf(() =>
         checkEdits(
           THREE,
           [
@@ -185,17 +175,17 @@ describe('checkEdits', () => {
       },
     );
     assert.equal(
-      refusal(() => checkEdits(THREE, [{ id: 's2', startMs: 5500, endMs: 5900 }], 8000)).field,
+      refusalOf(() => checkEdits(THREE, [{ id: 's2', startMs: 5500, endMs: 5900 }], 8000)).field,
       'dubParams.segments[0].startMs',
     );
     assert.equal(
-      refusal(() => checkEdits(THREE, [{ id: 's2', startMs: 500, endMs: 900 }], 8000)).field,
+      refusalOf(() => checkEdits(THREE, [{ id: 's2', startMs: 500, endMs: 900 }], 8000)).field,
       'dubParams.segments[0].startMs',
     );
   });
   it('a corrected span must end within the earlier video: its length bounds the mix and the price', () => {
     const at = (startMs: number, endMs: number) =>
-      refusal(() => checkEdits(THREE, [{ id: 's3', startMs, endMs }], 8000));
+      refusalOf(() => checkEdits(THREE, [{ id: 's3', startMs, endMs }], 8000));
     assert.deepEqual(at(86_399_000, 86_400_000), {
       code: 'invalid_request',
       field: 'dubParams.segments[0].startMs',
@@ -229,7 +219,7 @@ describe('checkEdits', () => {
     // s2 has 3000-5000 ms (up to s3's start): 80 characters.
     assert.equal(checkEdits(THREE, [{ id: 's2', translatedText: 'a'.repeat(80) }], 8000).size, 1);
     assert.deepEqual(
-      refusal(() => checkEdits(THREE, [{ id: 's2', translatedText: 'a'.repeat(81) }], 8000)),
+      refusalOf(() => checkEdits(THREE, [{ id: 's2', translatedText: 'a'.repeat(81) }], 8000)),
       {
         code: 'invalid_request',
         field: 'dubParams.segments[0].translatedText',
@@ -241,12 +231,12 @@ describe('checkEdits', () => {
     // The last segment's room runs to the end of the video (5000-8000 ms: 110).
     assert.equal(checkEdits(THREE, [{ id: 's3', translatedText: 'a'.repeat(110) }], 8000).size, 1);
     assert.equal(
-      refusal(() => checkEdits(THREE, [{ id: 's3', translatedText: 'a'.repeat(111) }], 8000)).field,
+      refusalOf(() => checkEdits(THREE, [{ id: 's3', translatedText: 'a'.repeat(111) }], 8000)).field,
       'dubParams.segments[0].translatedText',
     );
     // The room is measured after the corrections: s3 moved to 4000 ms leaves s2 1000 ms, 50 characters.
     assert.equal(
-      refusal(() =>
+      refusalOf(() =>
         checkEdits(
           THREE,
           [

@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, get } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { useAction } from '../components/use-action.js';
 import { href } from '../router.js';
 import { BATCH_ENDED, type Batch } from '../types.js';
 
@@ -10,8 +11,8 @@ const POLL_MS = 1000;
 
 export function BatchProgress({ id, onEnded }: { id: string; onEnded?: () => void }) {
   const [batch, setBatch] = useState<Batch | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [canceling, setCanceling] = useState(false);
+  // The poll's failures and the cancel's share one message.
+  const { busy: canceling, error, setError, run } = useAction();
 
   useEffect(() => {
     let stopped = false;
@@ -36,16 +37,8 @@ export function BatchProgress({ id, onEnded }: { id: string; onEnded?: () => voi
     };
   }, [id]);
 
-  const cancel = async () => {
-    setCanceling(true);
-    try {
-      setBatch(await api<Batch>('POST', `/v2/batch/${encodeURIComponent(id)}/cancel`));
-    } catch (e) {
-      setError(e);
-    } finally {
-      setCanceling(false);
-    }
-  };
+  const cancel = () =>
+    void run(async () => setBatch(await api<Batch>('POST', `/v2/batch/${encodeURIComponent(id)}/cancel`)));
 
   if (!batch) return error ? <ErrorMessage error={error} /> : <p class="loading">Loading the batch…</p>;
   const m = batch.metrics;

@@ -5,6 +5,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
 import { kindOfFile, uploadAsset } from '../components/upload.js';
+import { useAction } from '../components/use-action.js';
 import { navigate, type Route } from '../router.js';
 import type { Batch, BatchValidated } from '../types.js';
 import {
@@ -40,9 +41,8 @@ export function BatchPage({ route }: { route: Route }) {
   const [syncMode, setSyncMode] = useState('cut_off');
   const [webhookUrl, setWebhookUrl] = useState('');
   const [uploads, setUploads] = useState<{ name: string; fraction: number }[]>([]);
-  const [busy, setBusy] = useState<'checking' | 'running' | null>(null);
+  const { busy, doing, error, run: act } = useAction<'checking' | 'running'>();
   const [verdict, setVerdict] = useState<Verdict | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [listKey, setListKey] = useState(0);
   /** Asset ids of files already uploaded from this page: a second dry run uploads nothing again. */
   const assetIds = useRef(new Map<File, string>());
@@ -95,11 +95,9 @@ export function BatchPage({ route }: { route: Route }) {
     return fd;
   };
 
-  const check = async () => {
-    setBusy('checking');
-    setError(null);
+  const check = () => {
     setVerdict(null);
-    try {
+    void act(async () => {
       let file: Blob;
       let name: string;
       if (mode === 'jsonl') {
@@ -107,7 +105,10 @@ export function BatchPage({ route }: { route: Route }) {
         file = jsonl!.file;
         name = jsonl!.file.name;
       } else {
-        file = await buildFromFolder(reading!);
+        file = await buildFromFolder(reading!).catch((e: unknown) => {
+          setUploads([]);
+          throw e;
+        });
         name = `${csv!.file.name.replace(/\.csv$/i, '')}.jsonl`;
       }
       try {
@@ -118,28 +119,18 @@ export function BatchPage({ route }: { route: Route }) {
         if (!(e instanceof ApiError) || ![400, 413, 422].includes(e.status)) throw e;
         setVerdict({ ok: false, error: e, line: refusedLine(e.body, e.message) });
       }
-    } catch (e) {
-      setUploads([]);
-      setError(e);
-    } finally {
-      setBusy(null);
-    }
+    }, 'checking');
   };
 
-  const run = async () => {
+  const run = () => {
     if (!verdict?.ok) return;
-    setBusy('running');
-    setError(null);
-    try {
-      const b = await api<Batch>('POST', '/v2/batch', form(verdict.file, verdict.name, false));
+    const { file, name } = verdict;
+    void act(async () => {
+      const b = await api<Batch>('POST', '/v2/batch', form(file, name, false));
       setVerdict(null);
       setListKey((k) => k + 1);
       navigate(`batch/${encodeURIComponent(b.id)}`);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(null);
-    }
+    }, 'running');
   };
 
   const ready =
@@ -237,16 +228,16 @@ export function BatchPage({ route }: { route: Route }) {
         <Verdict verdict={verdict} />
         <ErrorMessage error={error} />
         <div class="actions">
-          <button type="button" disabled={!ready || !!busy} onClick={check}>
-            {busy === 'checking' ? 'Checking…' : 'Check the batch (dry run)'}
+          <button type="button" disabled={!ready || busy} onClick={check}>
+            {doing === 'checking' ? 'Checking…' : 'Check the batch (dry run)'}
           </button>
           <button
             type="button"
-            disabled={!verdict?.ok || !!busy}
+            disabled={!verdict?.ok || busy}
             aria-describedby="batch-run-hint"
             onClick={run}
           >
-            {busy === 'running' ? 'Starting…' : 'Run the batch'}
+            {doing === 'running' ? 'Starting…' : 'Run the batch'}
           </button>
           <span id="batch-run-hint" class="muted">
             {verdict?.ok ? '' : 'A batch runs only after a dry run of the same file passed.'}

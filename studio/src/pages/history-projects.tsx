@@ -1,31 +1,25 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { useAction } from '../components/use-action.js';
 import { href } from '../router.js';
 import type { Project } from '../types.js';
 
 /** The organization's projects: make one, and open the history filtered to one. */
 export function Projects({ projects, onCreated }: { projects: Project[] | null; onCreated: () => unknown }) {
   const [name, setName] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   const [made, setMade] = useState<string>('');
 
-  const create = async (e: Event) => {
+  const create = (e: Event) => {
     e.preventDefault();
     if (!name.trim()) return;
-    setBusy(true);
-    setError(null);
-    try {
+    void run(async () => {
       const p = await api<Project>('POST', '/v2/projects', { name: name.trim() });
       setMade(`Project “${p.name}” created.`);
       setName('');
       await onCreated();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (

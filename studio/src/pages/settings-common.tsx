@@ -6,8 +6,21 @@ const RANK: Record<Role, number> = { owner: 3, admin: 2, member: 1 };
 export const ROLES: Role[] = ['member', 'admin', 'owner'];
 
 /** The server's rule (canGrantRole): nobody grants a role above its own. */
-export function grantable(actor: Role): Role[] {
+function grantable(actor: Role): Role[] {
   return ROLES.filter((r) => RANK[r] <= RANK[actor]);
+}
+
+/** The roles `actor` may give, as a select's options. */
+export function RoleOptions({ actor }: { actor: Role }) {
+  return (
+    <>
+      {grantable(actor).map((r) => (
+        <option key={r} value={r}>
+          {r}
+        </option>
+      ))}
+    </>
+  );
 }
 
 export function roleOf(role: string | null | undefined): Role {

@@ -3,8 +3,9 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, get, type Session } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { useAction } from '../components/use-action.js';
 import type { ApiKeyRow, CreatedApiKey, Member } from '../types.js';
-import { Confirm, grantable, roleOf, when } from './settings-common.js';
+import { Confirm, RoleOptions, roleOf, when } from './settings-common.js';
 
 const EXPIRY: { label: string; days: number | null }[] = [
   { label: 'Never', days: null },
@@ -97,8 +98,7 @@ export function KeysSection({ session, members }: { session: Session; members: M
 }
 
 function CreateKeyForm(props: { role: ReturnType<typeof roleOf>; onCreated: (k: CreatedApiKey) => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   return (
     <form
       class="card settings-form"
@@ -108,18 +108,15 @@ function CreateKeyForm(props: { role: ReturnType<typeof roleOf>; onCreated: (k: 
         const form = e.currentTarget;
         const data = new FormData(form);
         const days = Number(data.get('expiry'));
-        setBusy(true);
-        setError(null);
-        api<CreatedApiKey>('POST', '/v2/api-keys', {
-          name: String(data.get('name') ?? ''),
-          role: String(data.get('role') ?? 'member'),
-          expiresAt: days > 0 ? new Date(Date.now() + days * 86_400_000).toISOString() : null,
-        })
-          .then((k) => {
-            form.reset();
-            props.onCreated(k);
-          }, setError)
-          .finally(() => setBusy(false));
+        void run(async () => {
+          const k = await api<CreatedApiKey>('POST', '/v2/api-keys', {
+            name: String(data.get('name') ?? ''),
+            role: String(data.get('role') ?? 'member'),
+            expiresAt: days > 0 ? new Date(Date.now() + days * 86_400_000).toISOString() : null,
+          });
+          form.reset();
+          props.onCreated(k);
+        });
       }}
     >
       <h3 id="create-key-title">Create a key</h3>
@@ -131,11 +128,7 @@ function CreateKeyForm(props: { role: ReturnType<typeof roleOf>; onCreated: (k: 
         <label>
           Key role
           <select name="role" defaultValue="member">
-            {grantable(props.role).map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
+            <RoleOptions actor={props.role} />
           </select>
         </label>
         <label>
@@ -202,8 +195,7 @@ function NewKey({ created, onDone }: { created: CreatedApiKey; onDone: () => voi
 function KeyRow(props: { k: ApiKeyRow; creator: string; onChanged: (message: string) => void }) {
   const { k } = props;
   const [mode, setMode] = useState<'view' | 'rename' | 'revoke'>('view');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   const active = k.status === 'active';
   // Where the focus goes when the row's form or question closes (keyboard users keep their place).
   const renameButton = useRef<HTMLButtonElement>(null);
@@ -222,16 +214,12 @@ function KeyRow(props: { k: ApiKeyRow; creator: string; onChanged: (message: str
     setMode('view');
   };
 
-  const act = (work: () => Promise<unknown>, message: string, to: { current: HTMLElement | null }) => {
-    setBusy(true);
-    setError(null);
-    work()
-      .then(() => {
-        leave(to);
-        props.onChanged(message);
-      }, setError)
-      .finally(() => setBusy(false));
-  };
+  const act = (work: () => Promise<unknown>, message: string, to: { current: HTMLElement | null }) =>
+    void run(async () => {
+      await work();
+      leave(to);
+      props.onChanged(message);
+    });
 
   return (
     <tr class={active ? undefined : 'inactive'}>

@@ -3,8 +3,9 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, type Session } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { useAction } from '../components/use-action.js';
 import type { Invitation, Member, Role } from '../types.js';
-import { Confirm, focusHeading, grantable, when } from './settings-common.js';
+import { Confirm, focusHeading, RoleOptions, when } from './settings-common.js';
 
 export function MembersSection(props: {
   session: Session;
@@ -81,8 +82,7 @@ export function MembersSection(props: {
 }
 
 function InviteForm(props: { role: Role; onInvited: (i: Invitation) => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   return (
     <form
       class="card settings-form"
@@ -91,17 +91,14 @@ function InviteForm(props: { role: Role; onInvited: (i: Invitation) => void }) {
         e.preventDefault();
         const form = e.currentTarget;
         const data = new FormData(form);
-        setBusy(true);
-        setError(null);
-        api<Invitation>('POST', '/v2/organizations/invitations', {
-          email: String(data.get('email') ?? ''),
-          role: String(data.get('role') ?? 'member'),
-        })
-          .then((i) => {
-            form.reset();
-            props.onInvited(i);
-          }, setError)
-          .finally(() => setBusy(false));
+        void run(async () => {
+          const i = await api<Invitation>('POST', '/v2/organizations/invitations', {
+            email: String(data.get('email') ?? ''),
+            role: String(data.get('role') ?? 'member'),
+          });
+          form.reset();
+          props.onInvited(i);
+        });
       }}
     >
       <h3 id="invite-title">Invite someone</h3>
@@ -113,11 +110,7 @@ function InviteForm(props: { role: Role; onInvited: (i: Invitation) => void }) {
         <label>
           Role of the invitee
           <select name="role" defaultValue="member">
-            {grantable(props.role).map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
+            <RoleOptions actor={props.role} />
           </select>
         </label>
       </div>
@@ -134,8 +127,7 @@ function MemberRow(props: { m: Member; you: boolean; role: Role; onChanged: (mes
   const { m, role } = props;
   const [next, setNext] = useState<Role>(m.role);
   const [removing, setRemoving] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   const manages = role !== 'member';
   // An admin cannot touch an owner (the server refuses it too).
   const editable = manages && !(role === 'admin' && m.role === 'owner');
@@ -148,17 +140,13 @@ function MemberRow(props: { m: Member; you: boolean; role: Role; onChanged: (mes
     setRemoving(false);
     setTimeout(() => removeButton.current?.focus());
   };
-  const act = (work: () => Promise<unknown>, message: string, then: () => void) => {
-    setBusy(true);
-    setError(null);
-    work()
-      .then(() => {
-        setRemoving(false);
-        props.onChanged(message);
-        then();
-      }, setError)
-      .finally(() => setBusy(false));
-  };
+  const act = (work: () => Promise<unknown>, message: string, then: () => void) =>
+    void run(async () => {
+      await work();
+      setRemoving(false);
+      props.onChanged(message);
+      then();
+    });
 
   return (
     <tr>
@@ -180,11 +168,7 @@ function MemberRow(props: { m: Member; you: boolean; role: Role; onChanged: (mes
             <label>
               <span class="sr-only">Role of {m.email}</span>
               <select ref={select} value={next} onChange={(e) => setNext(e.currentTarget.value as Role)}>
-                {grantable(role).map((r) => (
-                  <option key={r} value={r}>
-                    {r}
-                  </option>
-                ))}
+                <RoleOptions actor={role} />
               </select>
             </label>{' '}
             <button type="submit" class="secondary" disabled={busy || next === m.role}>

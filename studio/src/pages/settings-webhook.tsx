@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, get } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { useAction } from '../components/use-action.js';
 import type { Role } from '../types.js';
 import { Confirm } from './settings-common.js';
 
@@ -22,9 +23,8 @@ export function WebhookSecretSection({ role }: { role: Role }) {
 function Secret() {
   const [masked, setMasked] = useState<string | null>(null);
   const [whole, setWhole] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [confirming, setConfirming] = useState(false);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
   const [status, setStatus] = useState('');
 
   const loadMasked = () =>
@@ -50,18 +50,14 @@ function Secret() {
       setStatus('Copying is not allowed here: select the secret and copy it.');
     }
   };
-  const rotate = () => {
-    setBusy(true);
-    setError(null);
-    api<{ secret: string }>('POST', '/v2/organizations/webhook/secret/rotate', {})
-      .then((s) => {
-        setWhole(s.secret);
-        setConfirming(false);
-        setStatus('A new secret is in use; deliveries from now on are signed with it.');
-        void loadMasked();
-      }, setError)
-      .finally(() => setBusy(false));
-  };
+  const rotate = () =>
+    void run(async () => {
+      const s = await api<{ secret: string }>('POST', '/v2/organizations/webhook/secret/rotate', {});
+      setWhole(s.secret);
+      setConfirming(false);
+      setStatus('A new secret is in use; deliveries from now on are signed with it.');
+      void loadMasked();
+    });
 
   return (
     <div class="card">

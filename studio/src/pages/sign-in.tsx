@@ -1,6 +1,8 @@
+import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { useAction } from '../components/use-action.js';
 
 type Mode = 'password' | 'code-request' | 'code-enter' | 'sign-up' | 'sign-up-code';
 
@@ -10,59 +12,39 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   const [email, setEmail] = useState('');
   // Kept only in memory between sign-up and its code, to sign in once the address is confirmed.
   const [newPassword, setNewPassword] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-
-  const run = async (work: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, setError, run } = useAction();
   const field = (form: HTMLFormElement, name: string) => String(new FormData(form).get(name) ?? '');
+  /** A form's submit: its work runs as the one action (busy, error), reading the form's fields. */
+  const submit =
+    (work: (form: HTMLFormElement) => Promise<void>) => (e: JSX.TargetedEvent<HTMLFormElement>) => {
+      e.preventDefault();
+      const form = e.currentTarget;
+      void run(() => work(form));
+    };
 
   return (
     <section aria-labelledby="sign-in-title" class="card">
       <h1 id="sign-in-title">{mode.startsWith('sign-up') ? 'Create an account' : 'Sign in'}</h1>
       {mode === 'sign-up' ? (
         <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            const form = e.currentTarget;
-            void run(async () => {
-              const to = field(form, 'email');
-              const password = field(form, 'password');
-              await api('POST', '/api/auth/sign-up/email', {
-                email: to,
-                password,
-                name: field(form, 'name'),
-              });
-              setEmail(to);
-              setNewPassword(password);
-              setMode('sign-up-code');
+          onSubmit={submit(async (form) => {
+            const to = field(form, 'email');
+            const password = field(form, 'password');
+            await api('POST', '/api/auth/sign-up/email', {
+              email: to,
+              password,
+              name: field(form, 'name'),
             });
-          }}
+            setEmail(to);
+            setNewPassword(password);
+            setMode('sign-up-code');
+          })}
         >
           <label>
             Name
             <input name="name" autocomplete="name" required />
           </label>
-          <label>
-            Email
-            <input
-              name="email"
-              type="email"
-              autocomplete="username"
-              required
-              value={email}
-              onInput={(e) => setEmail(e.currentTarget.value)}
-            />
-          </label>
+          <EmailField value={email} onInput={setEmail} />
           <label>
             Password (at least 8 characters)
             <input name="password" type="password" autocomplete="new-password" minLength={8} required />
@@ -73,51 +55,30 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         </form>
       ) : mode === 'sign-up-code' ? (
         <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            const form = e.currentTarget;
-            void run(async () => {
-              await api('POST', '/api/auth/otp/verify-email', { email, otp: field(form, 'otp').trim() });
-              await api('POST', '/api/auth/sign-in/email', { email, password: newPassword });
-              setNewPassword('');
-              onSignedIn();
-            });
-          }}
+          onSubmit={submit(async (form) => {
+            await api('POST', '/api/auth/otp/verify-email', { email, otp: field(form, 'otp').trim() });
+            await api('POST', '/api/auth/sign-in/email', { email, password: newPassword });
+            setNewPassword('');
+            onSignedIn();
+          })}
         >
           <p role="status">We sent a code to {email} to confirm the address. It works for 5 minutes.</p>
-          <label>
-            Code
-            <input name="otp" inputMode="numeric" autocomplete="one-time-code" required />
-          </label>
+          <CodeField />
           <button type="submit" disabled={busy}>
             Confirm
           </button>
         </form>
       ) : mode === 'password' ? (
         <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            const form = e.currentTarget;
-            void run(async () => {
-              await api('POST', '/api/auth/sign-in/email', {
-                email: field(form, 'email'),
-                password: field(form, 'password'),
-              });
-              onSignedIn();
+          onSubmit={submit(async (form) => {
+            await api('POST', '/api/auth/sign-in/email', {
+              email: field(form, 'email'),
+              password: field(form, 'password'),
             });
-          }}
+            onSignedIn();
+          })}
         >
-          <label>
-            Email
-            <input
-              name="email"
-              type="email"
-              autocomplete="username"
-              required
-              value={email}
-              onInput={(e) => setEmail(e.currentTarget.value)}
-            />
-          </label>
+          <EmailField value={email} onInput={setEmail} />
           <label>
             Password
             <input name="password" type="password" autocomplete="current-password" required />
@@ -128,48 +89,27 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         </form>
       ) : mode === 'code-request' ? (
         <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            const form = e.currentTarget;
-            void run(async () => {
-              const to = field(form, 'email');
-              await api('POST', '/api/auth/otp/send', { email: to, type: 'sign-in' });
-              setEmail(to);
-              setMode('code-enter');
-            });
-          }}
+          onSubmit={submit(async (form) => {
+            const to = field(form, 'email');
+            await api('POST', '/api/auth/otp/send', { email: to, type: 'sign-in' });
+            setEmail(to);
+            setMode('code-enter');
+          })}
         >
-          <label>
-            Email
-            <input
-              name="email"
-              type="email"
-              autocomplete="username"
-              required
-              value={email}
-              onInput={(e) => setEmail(e.currentTarget.value)}
-            />
-          </label>
+          <EmailField value={email} onInput={setEmail} />
           <button type="submit" disabled={busy}>
             Email me a code
           </button>
         </form>
       ) : (
         <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            const form = e.currentTarget;
-            void run(async () => {
-              await api('POST', '/api/auth/sign-in/email-otp', { email, otp: field(form, 'otp').trim() });
-              onSignedIn();
-            });
-          }}
+          onSubmit={submit(async (form) => {
+            await api('POST', '/api/auth/sign-in/email-otp', { email, otp: field(form, 'otp').trim() });
+            onSignedIn();
+          })}
         >
           <p role="status">If {email} has an account, a code is on its way. It works for 5 minutes.</p>
-          <label>
-            Code
-            <input name="otp" inputMode="numeric" autocomplete="one-time-code" required />
-          </label>
+          <CodeField />
           <button type="submit" disabled={busy}>
             Sign in
           </button>
@@ -196,5 +136,31 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         )}
       </p>
     </section>
+  );
+}
+
+/** The address, kept across the forms so that switching between them does not lose it. */
+function EmailField({ value, onInput }: { value: string; onInput: (v: string) => void }) {
+  return (
+    <label>
+      Email
+      <input
+        name="email"
+        type="email"
+        autocomplete="username"
+        required
+        value={value}
+        onInput={(e) => onInput(e.currentTarget.value)}
+      />
+    </label>
+  );
+}
+
+function CodeField() {
+  return (
+    <label>
+      Code
+      <input name="otp" inputMode="numeric" autocomplete="one-time-code" required />
+    </label>
   );
 }

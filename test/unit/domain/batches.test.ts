@@ -12,6 +12,7 @@ import {
   recordError,
 } from '../../../src/domain/batches.js';
 import { AppError } from '../../../src/domain/errors.js';
+import { refusal } from '../../helpers/refusal.js';
 
 const rec = (i: number) => ({
   request_id: `r${i}`,
@@ -20,16 +21,6 @@ const rec = (i: number) => ({
 });
 const file = (lines: string[]) => Buffer.from(lines.join('\n'));
 const limits = { minRecords: 1, maxRecords: 500 };
-
-function refusal(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof AppError);
-    return err;
-  }
-  assert.fail('expected a refusal');
-}
 
 test('lines are counted over non-empty lines only; blank lines and a missing final newline are fine', () => {
   const r = parseBatchFile(file(['', JSON.stringify(rec(1)), '   ', JSON.stringify(rec(2))]), limits);

@@ -2,23 +2,13 @@
 // numbers are spelled out are both bounded, for a TTS body and for a generation's text input alike.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AppError } from '../../../src/domain/errors.js';
 import {
   normaliseTtsRequest,
   SCRIPT_MAX_CHARACTERS,
   SPOKEN_MAX_CHARACTERS,
 } from '../../../src/domain/tts.js';
 import { speakableText } from '../../../src/domain/spoken-text.js';
-
-function refusal(f: () => unknown): AppError {
-  try {
-    f();
-  } catch (err) {
-    assert.ok(err instanceof AppError, String(err));
-    return err;
-  }
-  assert.fail('expected a refusal');
-}
+import { refusal } from '../../helpers/refusal.js';
 
 test('5,000 digits fit the typed limit but not the spoken one: a clear invalid_request on script', () => {
   const digits = '7'.repeat(SCRIPT_MAX_CHARACTERS);

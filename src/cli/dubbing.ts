@@ -1,8 +1,8 @@
 // `lipsync languages`, `lipsync dub` and `lipsync redub`: dubbing through a running server's API, as any
 // client would make it. `dub` uploads a local video (a URL is passed on), creates the generation with
 // dubParams, shows its progress, downloads the dubbed video and, if asked, its target-language
-// subtitles. `redub` corrects some segments of a finished dub (dubParams.basedOn): only those are
-// spoken again.
+// subtitles. `redub` corrects some segments of a finished dub (dubParams.basedOn): only those (and
+// the segments of a speaker given another voice, --voice SPEAKER=ID) are spoken again.
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
@@ -69,7 +69,7 @@ interface DubOpts extends ApiOpts {
   to?: string;
   from?: string;
   provider?: string;
-  voice?: string;
+  voice: string[];
   model: string;
   out?: string;
   subtitles?: string;
@@ -112,11 +112,34 @@ export function redubSegments(texts: string[], spans: string[]): Record<string, 
       endMs: Math.round(Number(m[3]) * 1000),
     });
   }
-  if (byId.size === 0) throw usageError('redub needs at least one --segment ID=TEXT or --span ID=START-END');
+  if (byId.size === 0)
+    throw usageError('redub needs at least one --segment ID=TEXT, --span ID=START-END or --voice SPEAKER=ID');
   return [...byId.values()];
 }
 
 const collect = (v: string, all: string[]) => [...all, v];
+
+/**
+ * --voice values: `ID` (one voice for every speaker, a dub only) or `SPEAKER=ID` (repeatable) as
+ * dubParams.voiceId / dubParams.voices.
+ */
+export function dubVoices(values: string[], perSpeakerOnly: boolean): Record<string, unknown> {
+  const voices: Record<string, string> = {};
+  const plain: string[] = [];
+  for (const v of values) {
+    const at = v.indexOf('=');
+    if (at === 0 || at === v.length - 1 || (at < 0 && perSpeakerOnly))
+      throw usageError(
+        `--voice takes SPEAKER=VOICE_ID, e.g. speaker_1=espeak-es1 (got ${JSON.stringify(v)})`,
+      );
+    if (at < 0) plain.push(v.trim());
+    else voices[v.slice(0, at).trim()] = v.slice(at + 1).trim();
+  }
+  if (plain.length > 1 || (plain.length && Object.keys(voices).length))
+    throw usageError('--voice: give one VOICE_ID for every speaker, or SPEAKER=VOICE_ID per speaker');
+  if (plain.length) return { voiceId: plain[0] };
+  return Object.keys(voices).length ? { voices } : {};
+}
 
 /** Follows a created dub, downloads its video (and subtitles) and prints the summary line. */
 async function finishDub(
@@ -188,8 +211,10 @@ export function registerDubbingCommands(program: Command, print: Print): void {
       .option('--from <lang>', 'the language spoken in the video (default: auto)')
       .addOption(providerOption('the translation provider (default: local)'))
       .option(
-        '--voice <id>',
-        'one voice for every speaker: an id of `lipsync voices` (a local one must speak the target language; default: a local voice matched to each speaker)',
+        '--voice <id|speaker=id>',
+        'one voice for every speaker, or SPEAKER=ID for one speaker (repeatable): ids of `lipsync voices` (a local one must speak the target language; default: a local voice matched to each speaker)',
+        collect,
+        [],
       )
       .option('--model <id>', 'model id', 'lipsync-2')
       .option('--out <file>', 'where to write the dubbed video (default <video name>.<lang>.mp4)')
@@ -202,6 +227,7 @@ export function registerDubbingCommands(program: Command, print: Print): void {
       if (!opts.to?.trim())
         throw usageError('dub needs --to LANG, the target language (see `lipsync languages`)');
       checkFollowOptions(opts);
+      const voices = dubVoices(opts.voice, false);
       // Before anything is uploaded: a missing key is bad usage (exit 2).
       const api = apiFrom(opts);
       const created = await api(
@@ -214,7 +240,7 @@ export function registerDubbingCommands(program: Command, print: Print): void {
             targetLang: opts.to.trim(),
             ...(opts.from ? { sourceLang: opts.from } : {}),
             ...(opts.provider ? { provider: opts.provider } : {}),
-            ...(opts.voice ? { voiceId: opts.voice } : {}),
+            ...voices,
           },
         },
         // A network or proxy retry of this request cannot create a second generation.
@@ -243,6 +269,12 @@ export function registerDubbingCommands(program: Command, print: Print): void {
         collect,
         [],
       )
+      .option(
+        '--voice <speaker=id>',
+        "another voice for a speaker, e.g. speaker_1=espeak-es1: all that speaker's segments are spoken again (repeatable)",
+        collect,
+        [],
+      )
       .option('--model <id>', 'model id', 'lipsync-2')
       .option('--out <file>', 'where to write the dubbed video (default <generation id>.redub.mp4)')
       .option('--subtitles <file>', 'also write the target-language subtitles (.srt or .vtt)')
@@ -251,13 +283,17 @@ export function registerDubbingCommands(program: Command, print: Print): void {
   )
     .option('--json', 'print one JSON object (no progress bar)')
     .action(async (basedOn: string, opts: DubOpts & { segment: string[]; span: string[] }) => {
-      const segments = redubSegments(opts.segment, opts.span);
+      const voices = dubVoices(opts.voice, true);
+      const segments =
+        voices.voices && !opts.segment.length && !opts.span.length
+          ? []
+          : redubSegments(opts.segment, opts.span);
       checkFollowOptions(opts);
       const api = apiFrom(opts);
       const created = await api(
         'POST',
         '/v2/generate',
-        { model: opts.model, dubParams: { basedOn, segments } },
+        { model: opts.model, dubParams: { basedOn, ...(segments.length ? { segments } : {}), ...voices } },
         { 'idempotency-key': randomUUID() },
       );
       if (created.status !== 201 && created.status !== 200) throw apiError('creating the re-dub', created);

@@ -22,10 +22,17 @@ export interface DubRequest {
    */
   voiceId: string | null;
   /**
+   * Extension: a voice of GET /v2/voices per speaker label of the dub's transcript (`speaker_1`…);
+   * speakers not named get the matched voice. A re-dub holds the earlier dub's with its changes.
+   */
+  voices?: Readonly<Record<string, string>> | null;
+  /**
    * Set at submit, never by the client: the provider voiceId was found at and the voice's name (the
    * claim then asks that provider only).
    */
   chosenVoice?: { provider: ProviderName; name: string };
+  /** Set at submit, as chosenVoice, for each of `voices`. */
+  chosenVoices?: Readonly<Record<string, { provider: ProviderName; name: string }>>;
   /** Extension: the words spoken in the source, when known (recognition then only times them). */
   transcript: string | null;
   /**
@@ -60,6 +67,32 @@ export interface RedubRequest {
   /** The earlier dub's generation id. */
   generationId: string;
   segments: DubSegmentEdit[];
+  /** Speakers given another voice (at submit: only those whose voice changes); their segments are spoken anew. */
+  voices?: Readonly<Record<string, string>>;
+}
+
+/** The most speakers `dubParams.voices` may name. */
+export const MAX_DUB_VOICES = 32;
+const SPEAKER = /^[\p{L}\p{N}_.-]{1,100}$/u;
+
+/** `dubParams.voices`: speaker label -> voice id; null when absent. */
+function speakerVoices(raw: unknown): Record<string, string> | null {
+  if (raw === undefined || raw === null) return null;
+  const f = 'dubParams.voices';
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    bad(f, `${f} must be an object {"<speaker>": "<voiceId>"} (speakers as the dub's transcript names them)`);
+  const entries = Object.entries(raw as Record<string, unknown>);
+  if (entries.length === 0 || entries.length > MAX_DUB_VOICES)
+    bad(f, `${f} must name 1 to ${MAX_DUB_VOICES} speakers`);
+  const out: Record<string, string> = {};
+  for (const [speaker, id] of entries) {
+    if (!SPEAKER.test(speaker))
+      bad(f, `${f}: ${JSON.stringify(speaker.slice(0, 100))} is not a speaker label`);
+    if (typeof id !== 'string' || id.trim() === '' || id.length > 200)
+      bad(`${f}.${speaker}`, `${f}.${speaker} must be the id of a voice (GET /v2/voices)`);
+    out[speaker] = id.trim();
+  }
+  return out;
 }
 
 function bad(field: string, message: string): never {
@@ -79,6 +112,7 @@ export function normaliseDubParams(raw: unknown): DubRequest {
     'numSpeakers',
     'provider',
     'voiceId',
+    'voices',
     'transcript',
     'basedOn',
     'segments',
@@ -124,6 +158,12 @@ export function normaliseDubParams(raw: unknown): DubRequest {
       bad('dubParams.voiceId', 'dubParams.voiceId must be the id of a voice (GET /v2/voices)');
     voiceId = p.voiceId.trim();
   }
+  const voices = speakerVoices(p.voices);
+  if (voices && voiceId)
+    bad(
+      'dubParams.voices',
+      'give dubParams.voiceId (one voice for all) or dubParams.voices (per speaker), not both',
+    );
   let transcript: string | null = null;
   if (p.transcript !== undefined && p.transcript !== null) {
     if (typeof p.transcript !== 'string')
@@ -142,6 +182,7 @@ export function normaliseDubParams(raw: unknown): DubRequest {
     sourceLang: source,
     provider,
     voiceId,
+    ...(voices ? { voices } : {}),
     transcript,
   };
 }
@@ -152,7 +193,7 @@ export function normaliseDubParams(raw: unknown): DubRequest {
  */
 function redubParams(p: Record<string, unknown>): DubRequest {
   for (const k of Object.keys(p))
-    if (!['basedOn', 'segments', 'targetLang'].includes(k) && p[k] !== undefined && p[k] !== null)
+    if (!['basedOn', 'segments', 'voices', 'targetLang'].includes(k) && p[k] !== undefined && p[k] !== null)
       bad(`dubParams.${k}`, `dubParams.${k} cannot be changed by a re-dub: the earlier dub's is kept`);
   if (typeof p.basedOn !== 'string' || p.basedOn.trim() === '' || p.basedOn.length > 100)
     bad('dubParams.basedOn', 'dubParams.basedOn must be the id of a completed dubbed generation');
@@ -162,6 +203,10 @@ function redubParams(p: Record<string, unknown>): DubRequest {
       bad('dubParams.targetLang', 'dubParams.targetLang must be a language code such as "es"');
     target = p.targetLang.trim().toLowerCase();
   }
+  const voices = speakerVoices(p.voices);
+  // A voice change alone re-speaks that speaker's segments: corrections are then optional.
+  const segments =
+    voices && (p.segments === undefined || p.segments === null) ? [] : segmentEdits(p.segments);
   return {
     // Empty until the earlier dub is read at submit (its language then, or a refusal).
     targetLang: target,
@@ -169,7 +214,7 @@ function redubParams(p: Record<string, unknown>): DubRequest {
     provider: 'local',
     voiceId: null,
     transcript: null,
-    basedOn: { generationId: p.basedOn.trim(), segments: segmentEdits(p.segments) },
+    basedOn: { generationId: p.basedOn.trim(), segments, ...(voices ? { voices } : {}) },
   };
 }
 
@@ -180,7 +225,7 @@ function segmentEdits(raw: unknown): DubSegmentEdit[] {
   if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_REDUB_EDITS)
     bad(
       'dubParams.segments',
-      `dubParams.segments must list 1 to ${MAX_REDUB_EDITS} segment corrections {id, translatedText?, startMs?, endMs?}`,
+      `dubParams.segments must list 1 to ${MAX_REDUB_EDITS} segment corrections {id, translatedText?, startMs?, endMs?} (or give dubParams.voices)`,
     );
   const seen = new Set<string>();
   return raw.map((item: unknown, i): DubSegmentEdit => {

@@ -116,6 +116,43 @@ export function checkEdits(
   return byId;
 }
 
+/**
+ * The speakers of `voices` whose voice changes (a speaker named with the voice it already has keeps
+ * its audio). Every one must be a speaker of the earlier dub (400 invalid_request on its field).
+ */
+export function changedVoices(
+  base: DubRecord,
+  voices: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const speakers = base.voices.map((v) => v.speaker);
+  const out: Record<string, string> = {};
+  for (const [speaker, voiceId] of Object.entries(voices)) {
+    const now = base.voices.find((v) => v.speaker === speaker);
+    if (!now)
+      throw new AppError('invalid_request', {
+        field: `dubParams.voices.${speaker}`,
+        message: `The earlier dub has no speaker ${JSON.stringify(speaker)} (its speakers: ${speakers.join(', ')}).`,
+      });
+    if (now.voiceId !== voiceId) out[speaker] = voiceId;
+  }
+  return out;
+}
+
+/**
+ * What a re-dub speaks anew: the corrected segments, and every segment of a speaker given another
+ * voice (with its translation and span as they are, unless corrected too). The rest is reused.
+ */
+export function respoken(
+  base: DubRecord,
+  edits: ReadonlyMap<string, DubSegmentEdit>,
+  revoiced: readonly string[],
+): ReadonlyMap<string, DubSegmentEdit> {
+  const out = new Map(edits);
+  for (const s of base.segments)
+    if (revoiced.includes(s.speaker) && !out.has(s.id)) out.set(s.id, { id: s.id });
+  return out;
+}
+
 /** Each segment's source span and translation after the corrections. */
 function spansOf(
   segments: readonly DubSegment[],

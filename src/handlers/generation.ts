@@ -123,7 +123,8 @@ export function generationHandler(
         visual,
         audio: stored.audio,
         watermark: watermarksOutputs(org.plan),
-        ...(dub?.voiceId ? { dubVoice: await dubVoiceOf(job, org, dub, dub.voiceId) } : {}),
+        ...(dub?.voiceId ? { dubVoice: await dubVoiceOf(job, org, dub, dub.voiceId, dub.chosenVoice) } : {}),
+        ...(dub?.voices ? { dubVoices: await speakerVoicesOf(job, org, dub, dub.voices) } : {}),
         ...(dub?.basedOn
           ? { dubBase: await earlierDub(job, g.organizationId, dub.basedOn.generationId) }
           : {}),
@@ -249,6 +250,7 @@ export function generationHandler(
     org: Organization,
     dub: DubRequest,
     voiceId: string,
+    known: DubRequest['chosenVoice'],
   ): Promise<DubVoiceChoice> {
     if (!deps.speech)
       throw new JobFailure(
@@ -258,7 +260,7 @@ export function generationHandler(
       );
     try {
       const speech = deps.speech();
-      const v = await speech.resolveDubVoice(org, voiceId, dub.targetLang, dub.chosenVoice);
+      const v = await speech.resolveDubVoice(org, voiceId, dub.targetLang, known);
       const apiKey = v.provider === 'local' ? null : await speech.ownKey(org, v.provider);
       if (apiKey !== null && isRemoteOwner(job.lockedBy))
         throw new JobFailure(
@@ -281,6 +283,19 @@ export function generationHandler(
       // A provider that could not list its voices may be back soon; anything else will not pass.
       throw voiceClaimFailure(err, job.id);
     }
+  }
+
+  /** Each speaker's voice of `dubParams.voices` (a re-dub's: the earlier dub's, with its changes). */
+  async function speakerVoicesOf(
+    job: JobRecord,
+    org: Organization,
+    dub: DubRequest,
+    voices: Readonly<Record<string, string>>,
+  ): Promise<Record<string, DubVoiceChoice>> {
+    const out: Record<string, DubVoiceChoice> = {};
+    for (const [speaker, id] of Object.entries(voices))
+      out[speaker] = await dubVoiceOf(job, org, dub, id, dub.chosenVoices?.[speaker]);
+    return out;
   }
 
   async function recordUsage(trx: Transaction<Database>, g: GenerationRecord, r: GenerationResult) {

@@ -83,6 +83,8 @@ export interface DubInput {
   request: DubRequest;
   /** The voice every speaker speaks with; null: a local voice matched to each speaker. */
   voice?: DubVoiceChoice | null;
+  /** Per speaker label (dubParams.voices): that speaker's voice; the others are matched. */
+  voices?: Readonly<Record<string, DubVoiceChoice>>;
   workDir: string;
   signal: AbortSignal;
   /** 0..1 of the dubbing stage. */
@@ -193,12 +195,11 @@ export async function dubSpeech(input: DubInput, tools: DubTools): Promise<DubOu
   input.onProgress(0.45);
 
   const given = input.voice ?? null;
-  const synthesizer = synthesizerFor(tools, given);
+  const named = input.voices ?? {};
   const voices = await timed(times, 'voices', () =>
-    given
-      ? givenVoice(given, sentences, pair.to, tools.synthesizer, signal)
-      : chooseVoices(wav, sentences, pair.to, synthesizer, dir, signal),
+    voicesOf(given, named, { wav, sentences, language: pair.to, tools, dir, signal }),
   );
+  const unheard = Object.keys(named).filter((k) => !voices.has(k));
   input.onProgress(0.5);
 
   // Each sentence spoken, then fitted into its span.
@@ -209,10 +210,10 @@ export async function dubSpeech(input: DubInput, tools: DubTools): Promise<DubOu
     const sdir = join(dir, `sentence-${i + 1}`);
     await mkdir(sdir, { recursive: true });
     const r = await timed(times, 'synthesis', () =>
-      speakSentence(synthesizer, voices.get(s.speaker)!, {
+      speakSentence(voices.get(s.speaker)!.synthesizer, voices.get(s.speaker)!, {
         text: textOf.get(s.id) ?? '',
         language: pair.to,
-        apiKey: given?.apiKey ?? null,
+        apiKey: voices.get(s.speaker)!.apiKey,
         workDir: sdir,
         signal,
         timeoutMs: tools.synthesisTimeoutMs,
@@ -267,9 +268,14 @@ export async function dubSpeech(input: DubInput, tools: DubTools): Promise<DubOu
     audioPath,
     timeline,
     stageSeconds: times,
-    notes: unmatched.size
-      ? [`${unmatched.size} sentence(s) kept the plain voice: its pitch could not be moved to the speaker's`]
-      : [],
+    notes: [
+      ...(unmatched.size
+        ? [
+            `${unmatched.size} sentence(s) kept the plain voice: its pitch could not be moved to the speaker's`,
+          ]
+        : []),
+      ...(unheard.length ? [`dubParams.voices names speakers not heard: ${unheard.join(', ')}`] : []),
+    ],
     clips: kept.length <= MAX_KEPT_SEGMENT_CLIPS ? kept : null,
     speakers: [...voices.values()].map((v) => ({
       speaker: v.voice.speaker,
@@ -479,7 +485,7 @@ export function asWritten(text: string, aligned: readonly TimedWord[]): Recogniz
   });
 }
 
-interface ChosenVoice {
+export interface ChosenVoice {
   voice: DubVoice;
   providerVoiceId: string;
   profile: VoiceProfile | null;
@@ -517,13 +523,51 @@ async function speak(
   }
 }
 
+/** A speaker's voice, with the synthesizer and key that speak it. */
+export interface SpeakingVoice extends ChosenVoice {
+  synthesizer: SynthesisProvider;
+  apiKey: string | null;
+}
+
+/**
+ * Each speaker's voice: the one voice for all (dubParams.voiceId), else the speaker's own
+ * (dubParams.voices), else the local voice matched to them. Speakers named but not heard get none.
+ */
+async function voicesOf(
+  given: DubVoiceChoice | null,
+  named: Readonly<Record<string, DubVoiceChoice>>,
+  o: {
+    wav: string;
+    sentences: readonly SourceSentence[];
+    language: string;
+    tools: DubTools;
+    dir: string;
+    signal: AbortSignal;
+  },
+): Promise<Map<string, SpeakingVoice>> {
+  const out = new Map<string, SpeakingVoice>();
+  const add = (chosen: Map<string, ChosenVoice>, choice: DubVoiceChoice | null) => {
+    const synthesizer = synthesizerFor(o.tools, choice);
+    for (const [k, v] of chosen) out.set(k, { ...v, synthesizer, apiKey: choice?.apiKey ?? null });
+  };
+  const choices: [string | null, DubVoiceChoice][] = given ? [[null, given]] : Object.entries(named);
+  for (const [speaker, choice] of choices) {
+    const own = o.sentences.filter((s) => speaker === null || s.speaker === speaker);
+    if (own.length) add(await givenVoice(choice, own, o.language, o.tools.synthesizer, o.signal), choice);
+  }
+  const rest = o.sentences.filter((s) => !out.has(s.speaker));
+  if (rest.length)
+    add(await chooseVoices(o.wav, rest, o.language, o.tools.synthesizer, o.dir, o.signal), null);
+  return out;
+}
+
 /**
  * The client's voice for every speaker. A local clone keeps its profile on a local voice of the
  * target language (the installed one nearest its pitch) where its own base voice speaks another.
  */
-async function givenVoice(
+export async function givenVoice(
   given: DubVoiceChoice,
-  sentences: readonly SourceSentence[],
+  sentences: readonly { speaker: string }[],
   language: string,
   local: SynthesisProvider,
   signal: AbortSignal,

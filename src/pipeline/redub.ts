@@ -5,18 +5,20 @@
 // as in a dub. Like dubSpeech it sees no database (the earlier dub comes with the job's input).
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { appendKeptTimeline, checkEdits, replanRedub, type RedubBase } from '../domain/redub.js';
-import type { DubRequest } from '../domain/dub.js';
+import { appendKeptTimeline, checkEdits, replanRedub, respoken, type RedubBase } from '../domain/redub.js';
+import type { DubRequest, DubVoice } from '../domain/dub.js';
 import { mixDub } from '../media/dub-mix.js';
 import type { SpeechTimeline } from '../speech/types.js';
 import {
   fitSpoken,
+  givenVoice,
   speakSentence,
   synthesizerFor,
   timed,
   type DubOutput,
   type DubTools,
   type DubVoiceChoice,
+  type SpeakingVoice,
   type SpokenSentence,
   type StageClip,
 } from './dub.js';
@@ -30,6 +32,8 @@ export interface RedubInput {
   base: RedubBase;
   /** The dub's chosen voice (the earlier dub's), resolved at claim time; null: local voices. */
   voice: DubVoiceChoice | null;
+  /** The earlier dub's per-speaker voices with the changes (basedOn.voices), resolved at claim time. */
+  voices?: Readonly<Record<string, DubVoiceChoice>>;
   /** Copies a stored file of the earlier dub (a segment's fitted WAV) to a local path. */
   fetch(key: string, path: string): Promise<void>;
   workDir: string;
@@ -42,12 +46,13 @@ export async function redubSpeech(input: RedubInput, tools: DubTools): Promise<D
   const ask = input.request.basedOn;
   if (!ask) throw new Error('redubSpeech needs dubParams.basedOn');
   const times: Record<string, number> = {};
-  // Checked again against the record read at claim time: that is the one reused.
-  const edits = checkEdits(base, ask.segments, input.durationMs);
+  // Checked again against the record read at claim time: that is the one reused. A speaker given
+  // another voice has all their segments spoken again.
+  const revoiced = Object.keys(ask.voices ?? {});
+  const edits = respoken(base, checkEdits(base, ask.segments, input.durationMs), revoiced);
   const dir = join(input.workDir, 'dub');
   await mkdir(dir, { recursive: true });
-  const synthesizer = synthesizerFor(tools, input.voice);
-  const voices = new Map(base.kept.speakers.map((v) => [v.speaker, v]));
+  const { voices, newVoices } = await redubVoices(input, tools, revoiced);
 
   const spoken = new Map<string, SpokenSentence>();
   const plain: string[] = [];
@@ -55,15 +60,14 @@ export async function redubSpeech(input: RedubInput, tools: DubTools): Promise<D
     const e = edits.get(s.id);
     if (!e) continue;
     signal.throwIfAborted();
-    const voice = voices.get(s.speaker);
-    if (!voice) throw new Error(`the earlier dub kept no voice for ${s.speaker}`);
+    const voice = voices(s.speaker);
     const sdir = join(dir, `sentence-${i + 1}`);
     await mkdir(sdir, { recursive: true });
     const r = await timed(times, 'synthesis', () =>
-      speakSentence(synthesizer, voice, {
+      speakSentence(voice.synthesizer, voice, {
         text: e.translatedText ?? s.translatedText,
         language: base.targetLang,
-        apiKey: input.voice?.apiKey ?? null,
+        apiKey: voice.apiKey,
         workDir: sdir,
         signal,
         timeoutMs: tools.synthesisTimeoutMs,
@@ -120,19 +124,23 @@ export async function redubSpeech(input: RedubInput, tools: DubTools): Promise<D
     stageSeconds: times,
     notes: [
       `re-dub of ${ask.generationId}: ${edits.size} of ${segments.length} segment(s) spoken again`,
+      ...(revoiced.length ? [`another voice for ${revoiced.join(', ')}`] : []),
       ...(plain.length
         ? [`${plain.length} sentence(s) kept the plain voice: its pitch could not be moved to the speaker's`]
         : []),
     ],
     clips,
-    speakers: base.kept.speakers,
+    speakers: base.kept.speakers.map((k) => {
+      const v = newVoices.get(k.speaker);
+      return v ? { speaker: k.speaker, providerVoiceId: v.providerVoiceId, profile: v.profile } : k;
+    }),
     record: {
       sourceLang: base.sourceLang,
       targetLang: base.targetLang,
       provider: base.provider,
       route: base.route,
       transcriptSource: base.transcriptSource,
-      voices: base.voices,
+      voices: base.voices.map((v): DubVoice => newVoices.get(v.speaker)?.voice ?? v),
       segments,
       basedOn: {
         generationId: ask.generationId,
@@ -141,4 +149,43 @@ export async function redubSpeech(input: RedubInput, tools: DubTools): Promise<D
       timeline,
     },
   };
+}
+
+/**
+ * Who speaks a re-spoken segment: a speaker given another voice speaks with it (a local clone's
+ * profile on a local voice of the language, as in a dub); every other speaker with the voice and
+ * profile the earlier dub kept, through the synthesizer of the voice they were given (theirs, the
+ * one for all, else the local one).
+ */
+async function redubVoices(
+  input: RedubInput,
+  tools: DubTools,
+  revoiced: readonly string[],
+): Promise<{ voices: (speaker: string) => SpeakingVoice; newVoices: Map<string, SpeakingVoice> }> {
+  const newVoices = new Map<string, SpeakingVoice>();
+  for (const speaker of revoiced) {
+    const choice = input.voices?.[speaker];
+    if (!choice) throw new Error(`no voice was resolved for ${speaker}`);
+    const [v] = (
+      await givenVoice(choice, [{ speaker }], input.base.targetLang, tools.synthesizer, input.signal)
+    ).values();
+    newVoices.set(speaker, { ...v, synthesizer: synthesizerFor(tools, choice), apiKey: choice.apiKey });
+  }
+  const kept = new Map(input.base.kept.speakers.map((v) => [v.speaker, v]));
+  const voices = (speaker: string): SpeakingVoice => {
+    const fresh = newVoices.get(speaker);
+    if (fresh) return fresh;
+    const k = kept.get(speaker);
+    const shown = input.base.voices.find((v) => v.speaker === speaker);
+    if (!k || !shown) throw new Error(`the earlier dub kept no voice for ${speaker}`);
+    const choice = input.voices?.[speaker] ?? input.voice;
+    return {
+      voice: shown,
+      providerVoiceId: k.providerVoiceId,
+      profile: k.profile,
+      synthesizer: synthesizerFor(tools, choice),
+      apiKey: choice?.apiKey ?? null,
+    };
+  };
+  return { voices, newVoices };
 }

@@ -43,6 +43,8 @@ export interface GenerationRunInput {
   readonly watermark: boolean;
   /** A dub's chosen voice (dubParams.voiceId), resolved at claim time. */
   readonly dubVoice?: DubVoiceChoice;
+  /** A dub's per-speaker voices (dubParams.voices), resolved at claim time. */
+  readonly dubVoices?: Readonly<Record<string, DubVoiceChoice>>;
   /** A re-dub's earlier dub (dubParams.basedOn), read at claim time. */
   readonly dubBase?: RedubBase;
 }
@@ -148,6 +150,7 @@ export async function runGeneration(
           durationMs: Math.round((visual.probe.durationSeconds ?? 0) * 1000),
           request: req.dub,
           voice: input.dubVoice ?? null,
+          voices: input.dubVoices ?? {},
           workDir: dir,
           signal: ctx.signal,
           onProgress: (f: number) => outer(2 + f * 38),

@@ -20,6 +20,7 @@ import {
   type UploadedForm,
 } from './generation-uploads.js';
 import { attachRedub } from './redub.js';
+import type { ProviderName } from '../domain/tts.js';
 import { attachDialogueEdit } from './dialogue-render.js';
 import { AppError } from '../domain/errors.js';
 import {
@@ -129,6 +130,16 @@ export class GenerationAdmission {
     if (r.dub?.voiceId) {
       const v = await this.deps.speech.resolveDubVoice(org, r.dub.voiceId, r.dub.targetLang);
       r.dub = { ...r.dub, chosenVoice: { provider: v.provider, name: v.name } };
+    }
+    if (r.dub?.voices) {
+      const chosen: Record<string, { provider: ProviderName; name: string }> = {};
+      for (const [speaker, id] of Object.entries(r.dub.voices)) {
+        const field = `dubParams.voices.${speaker}`;
+        const known = r.dub.chosenVoices?.[speaker];
+        const v = await this.deps.speech.resolveDubVoice(org, id, r.dub.targetLang, known, field);
+        chosen[speaker] = { provider: v.provider, name: v.name };
+      }
+      r.dub = { ...r.dub, chosenVoices: chosen };
     }
     if (r.projectId && !(isUuid(r.projectId) && (await this.store.projects.find(org.id, r.projectId)))) {
       throw new AppError('project_not_found', { status: 422, field: 'projectId' });

@@ -7,7 +7,7 @@ import type { MediaRef, NormalisedRequest } from '../domain/generation-request.j
 import type { ResolvedMedia } from '../pipeline/resolved-media.js';
 import { AppError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
-import { checkEdits, redubBase } from '../domain/redub.js';
+import { changedVoices, checkEdits, redubBase } from '../domain/redub.js';
 
 export async function attachRedub(
   store: Store,
@@ -35,6 +35,14 @@ export async function attachRedub(
     });
   // Spans and texts are bounded by the video the re-dub reuses (as the pipeline checks again).
   checkEdits(base, ask.segments, Math.round(videoSeconds * 1000));
+  const changed = changedVoices(base, ask.voices ?? {});
+  if (ask.segments.length === 0 && Object.keys(changed).length === 0)
+    throw new AppError('invalid_request', {
+      field: 'dubParams.voices',
+      message: 'Each speaker named already has that voice: the re-dub would change nothing.',
+    });
+  // The earlier dub's per-speaker voices, with the changes: all are resolved again at claim.
+  const voices = { ...(earlier?.voices ?? {}), ...changed };
   // An asset stays the asset (in use while this runs); a fetched video is the earlier generation's
   // stored copy, read but never deleted with this one.
   const field = 'dubParams.basedOn';
@@ -52,8 +60,13 @@ export async function attachRedub(
       // The earlier dub's chosen voice is resolved again when the job is claimed (its key, its clone).
       voiceId: earlier?.voiceId ?? null,
       ...(earlier?.chosenVoice ? { chosenVoice: earlier.chosenVoice } : {}),
+      ...(Object.keys(voices).length ? { voices } : {}),
+      // Where each unchanged voice was found (a changed one is looked up anew at submit).
+      chosenVoices: Object.fromEntries(
+        Object.entries(earlier?.chosenVoices ?? {}).filter(([speaker]) => !(speaker in changed)),
+      ),
       transcript: null,
-      basedOn: ask,
+      basedOn: { generationId: ask.generationId, segments: ask.segments, voices: changed },
     },
   };
 }

@@ -120,11 +120,22 @@ export class SpeechService {
     voiceId: string,
     targetLang: string,
     known?: { provider: ProviderName; name: string },
+    field = 'dubParams.voiceId',
   ): Promise<ResolvedVoice & { name: string }> {
-    const field = 'dubParams.voiceId';
     let found: (ResolvedVoice & { name: string; labels?: Record<string, string> }) | null = null;
     if (isUuid(voiceId)) {
-      const v = await this.resolveVoice(org, { voiceId, provider: null }, 'dubParams.');
+      // resolveVoice names `${prefix}voiceId`; a per-speaker field is named as sent.
+      const v = await this.resolveVoice(org, { voiceId, provider: null }, 'dubParams.').catch(
+        (err: unknown) => {
+          if (
+            err instanceof AppError &&
+            err.extras.field === 'dubParams.voiceId' &&
+            field !== err.extras.field
+          )
+            throw new AppError(err.code, { ...err.extras, field });
+          throw err;
+        },
+      );
       const clone = await this.store.voices.findAny(voiceId);
       found = { ...v, name: clone?.name ?? voiceId };
     } else {

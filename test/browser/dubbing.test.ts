@@ -2,7 +2,8 @@
 // Spanish offline (the words given, Apertium, the local voices); the generation page links to the
 // dubbing editor, where one segment's translation is corrected and only it is regenerated. The API
 // (owner key) then shows that segment's audio changed while every other segment's audio is the same
-// bytes, and the editor's target-language subtitle link serves the corrected words.
+// bytes, and the editor's target-language subtitle link serves the corrected words. Then the speaker
+// is given another voice (picked, heard) and regenerated: their segments are spoken by it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -158,6 +159,31 @@ describe('studio: dubbing', { timeout: 900_000 }, () => {
     assert.match(await vtt.text(), /^WEBVTT/);
     assert.match(await vtt.text(), /Hello world/i);
     assert.ok(await page.getByRole('link', { name: 'Download the dubbed video' }).getAttribute('href'));
+
+    // Another voice for the speaker, from the target language's voices: heard, then regenerated;
+    // all that speaker's segments are spoken again by it.
+    const was = after.voices[0] as { speaker: string; voiceId: string };
+    const picker = page.getByRole('combobox', { name: `Voice of ${was.speaker}` });
+    const choices = await picker
+      .locator('option')
+      .evaluateAll((os) => os.map((o) => o.getAttribute('value')));
+    const other = choices.find((v) => v && v !== was.voiceId)!;
+    assert.ok(other, JSON.stringify(choices));
+    await picker.selectOption(other);
+    const group = page.getByRole('group', { name: `Voice of ${was.speaker}` });
+    await group.getByRole('button', { name: 'Listen to this voice' }).click();
+    await page.getByLabel(`Voice of ${was.speaker}: sample`).waitFor({ timeout: 60_000 });
+    await page.getByText(`Another voice for ${was.speaker}.`).waitFor();
+    await page.getByRole('button', { name: 'Regenerate changed segments' }).click();
+    const third = await generationOfPage();
+    await completed(third);
+    const revoiced = JSON.parse(await call(`/v2/generations/${third}/transcript`));
+    assert.equal(revoiced.voices[0].voiceId, other, JSON.stringify(revoiced.voices));
+    const theirs = after.segments.filter((s: { speaker: string }) => s.speaker === was.speaker);
+    assert.deepEqual(revoiced.basedOn, {
+      generationId: second,
+      regenerated: theirs.map((s: { id: string }) => s.id),
+    });
     assert.deepEqual(errors, []);
   });
 });

@@ -130,6 +130,7 @@ describe('lipsync languages and dub', { timeout: 400_000 }, () => {
       const r = await runCli(
         [
           ...['dub', face, '--to', 'es', '--out', join(outDir, 'dubbed.mp4')],
+          ...['--voice', 'speaker_1=espeak-es1'],
           ...[
             '--subtitles',
             join(outDir, 'dubbed.es.vtt'),
@@ -148,30 +149,49 @@ describe('lipsync languages and dub', { timeout: 400_000 }, () => {
       assert.ok(probe.video && probe.audio, 'a video with the dubbed sound');
       const vtt = await readFile(join(outDir, 'dubbed.es.vtt'), 'utf8');
       assert.match(vtt, /^WEBVTT\n\n\d\d:\d\d:\d\d\.\d{3} --> \d\d:\d\d:\d\d\.\d{3}\n\S/);
-      const dubbed = JSON.parse(r.stdout) as { id: string; dub: { segments: { id: string }[] } };
+      const dubbed = JSON.parse(r.stdout) as {
+        id: string;
+        dub: { segments: { id: string; speaker: string }[]; voices: { speaker: string; voiceId: string }[] };
+      };
       const first = dubbed.dub.segments[0]!.id;
+      const voiceOf = (d: { voices: { speaker: string; voiceId: string }[] }, speaker: string) =>
+        d.voices.find((v) => v.speaker === speaker)?.voiceId;
+      assert.equal(voiceOf(dubbed.dub, 'speaker_1'), 'espeak-es1', JSON.stringify(dubbed.dub.voices));
 
-      // redub: one segment corrected; only it is spoken again.
+      // redub: one segment corrected and speaker_1 given another voice; only those are spoken again.
       const redub = (args: string[]) =>
         runCli(['redub', dubbed.id, ...args, '--server', server.url, '--poll', '0.2'], {
           env: { ...dep.env, LIPSYNC_API_KEY: own.key },
           timeoutMs: 170_000,
           cwd: outDir,
         });
-      for (const bad of [[], ['--segment', 'no-equals-sign'], ['--span', `${first}=3-1`]]) {
+      for (const bad of [
+        [],
+        ['--segment', 'no-equals-sign'],
+        ['--span', `${first}=3-1`],
+        ['--voice', 'espeak-es2'],
+      ]) {
         const u = await redub(bad);
         assert.equal(u.code, 2, `${bad.join(' ')}: ${u.stderr}`);
       }
-      const again = await redub(['--segment', `${first}=Hola a todos.`, '--out', 'fixed.mp4', '--json']);
+      const again = await redub([
+        ...['--segment', `${first}=Hola a todos.`, '--voice', 'speaker_1=espeak-es2'],
+        ...['--out', 'fixed.mp4', '--json'],
+      ]);
       assert.equal(again.code, 0, again.stderr);
       const fixed = JSON.parse(again.stdout) as {
         output: string;
         dub: {
           basedOn: { generationId: string; regenerated: string[] };
           segments: { id: string; translatedText: string }[];
+          voices: { speaker: string; voiceId: string }[];
         };
       };
-      assert.deepEqual(fixed.dub.basedOn, { generationId: dubbed.id, regenerated: [first] });
+      const respoken = dubbed.dub.segments
+        .filter((s) => s.id === first || s.speaker === 'speaker_1')
+        .map((s) => s.id);
+      assert.deepEqual(fixed.dub.basedOn, { generationId: dubbed.id, regenerated: respoken });
+      assert.equal(voiceOf(fixed.dub, 'speaker_1'), 'espeak-es2');
       assert.equal(fixed.dub.segments.find((s) => s.id === first)?.translatedText, 'Hola a todos.');
       assert.ok((await probeMedia(join(outDir, 'fixed.mp4'))).video, 'the corrected video was written');
     } finally {

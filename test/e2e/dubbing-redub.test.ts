@@ -3,6 +3,7 @@
 // generation based on it corrects one segment's translation. Only that segment is spoken again: its
 // audio (GET …/dub/segments/{id}/audio) differs and its words are the new ones, while every other
 // segment's audio is the same bytes; a timing correction places a segment anew the same way.
+// Another voice for a speaker (dubParams.voices) re-speaks that speaker's segments.
 // Refusals at submit give their catalogue codes. The first dub's video is fetched by URL: re-dubs
 // share that stored copy, deleting a re-dub leaves it, and deleting the first dub removes it and its
 // segment audio from storage while its re-dubs keep their own segment audio.
@@ -166,6 +167,55 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
     assert.equal(t3.segments[0].dubStartMs, moved.startMs);
     assert.equal(t3.segments[0].translatedText, b1.translatedText);
     assert.equal((await segmentAudio(third, 's2')).sha, old2.sha);
+
+    // Another voice for the speaker (dubParams.voices): that speaker's segments are spoken again by
+    // it (here both: the clip has one speaker), the texts and spans as they were.
+    const was = before.json.voices[0];
+    assert.equal(was.speaker, 'speaker_1', before.text);
+    const other = was.voiceId === 'espeak-es2' ? 'espeak-es1' : 'espeak-es2';
+    await refused(
+      { dubParams: { basedOn: first, voices: { speaker_9: other } } },
+      400,
+      'invalid_request',
+      'dubParams.voices.speaker_9',
+    );
+    await refused(
+      { dubParams: { basedOn: first, voices: { speaker_1: 'no-such-voice' } } },
+      422,
+      'voice_not_found',
+      'dubParams.voices.speaker_1',
+    );
+    await refused(
+      { dubParams: { basedOn: first, voices: { speaker_1: was.voiceId } } },
+      400,
+      'invalid_request',
+      'dubParams.voices',
+    );
+    await refused(
+      {
+        input: [{ type: 'video', assetId: video }],
+        dubParams: { targetLang: 'es', voiceId: other, voices: { speaker_1: other } },
+      },
+      400,
+      'invalid_request',
+      'dubParams.voices',
+    );
+    const fourth = await createGeneration(server, org, {
+      model: 'lipsync-2',
+      dubParams: { basedOn: first, voices: { speaker_1: other } },
+    });
+    await completed(fourth);
+    const t4 = (await api(server, org, 'GET', `/v2/generations/${fourth}/transcript`)).json;
+    assert.deepEqual(t4.basedOn.regenerated, ['s1', 's2']);
+    assert.deepEqual(
+      t4.voices.map((v: any) => [v.speaker, v.voiceId, v.provider]),
+      [['speaker_1', other, 'local']],
+    );
+    assert.deepEqual(
+      t4.segments.map((s: any) => [s.translatedText, s.startMs]),
+      before.json.segments.map((s: any) => [s.translatedText, s.startMs]),
+    );
+    assert.notEqual((await segmentAudio(fourth, 's1')).sha, old1.sha, 'spoken by the other voice');
     // Deleting a re-dub leaves the earlier dub's video (fetched for the earlier dub) in place.
     assert.ok([200, 204].includes((await api(s.server, s.org, 'DELETE', `/v2/generations/${third}`)).status));
     assert.equal((await segmentAudio(first, 's2')).sha, old2.sha);

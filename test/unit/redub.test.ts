@@ -9,10 +9,12 @@ import { normaliseDubParams, type DubRecord, type DubSegment } from '../../src/d
 import { fitSegment } from '../../src/domain/dub-timing.js';
 import {
   appendKeptTimeline,
+  changedVoices,
   checkEdits,
   maxRedubTextChars,
   redubBase,
   replanRedub,
+  respoken,
 } from '../../src/domain/redub.js';
 import type { DubbedGeneration } from '../../src/domain/dub-reads.js';
 import type { GenerationStatus } from '../../src/domain/generation-status.js';
@@ -126,6 +128,75 @@ describe('dubParams.basedOn', () => {
       const r = refusalOf(() => normaliseDubParams(params));
       assert.deepEqual(r, { code: 'invalid_request', field, status: 400 }, JSON.stringify(params));
     }
+  });
+});
+
+describe('dubParams.voices', () => {
+  const id = '7d1c3c55-59e4-4f6c-9d1f-3f7f3ad1c0de';
+
+  it('names a voice per speaker on a dub and on a re-dub (where corrections are then optional)', () => {
+    const d = normaliseDubParams({ targetLang: 'es', voices: { speaker_2: ' espeak-es1 ' } });
+    assert.deepEqual(d.voices, { speaker_2: 'espeak-es1' });
+    assert.equal(d.voiceId, null);
+    assert.equal(normaliseDubParams({ targetLang: 'es' }).voices, undefined);
+    const r = normaliseDubParams({ basedOn: id, voices: { speaker_1: 'espeak-es1' } });
+    assert.deepEqual(r.basedOn, { generationId: id, segments: [], voices: { speaker_1: 'espeak-es1' } });
+  });
+
+  it('refuses both voiceId and voices, and malformed entries', () => {
+    const cases: [unknown, string][] = [
+      [{ targetLang: 'es', voiceId: 'a', voices: { speaker_1: 'b' } }, 'dubParams.voices'],
+      [{ targetLang: 'es', voices: ['espeak-es1'] }, 'dubParams.voices'],
+      [{ targetLang: 'es', voices: {} }, 'dubParams.voices'],
+      [{ targetLang: 'es', voices: { 'a b': 'x' } }, 'dubParams.voices'],
+      [{ targetLang: 'es', voices: { speaker_1: ' ' } }, 'dubParams.voices.speaker_1'],
+      [{ basedOn: id, voices: { speaker_1: 7 } }, 'dubParams.voices.speaker_1'],
+      [{ basedOn: id, voices: null }, 'dubParams.segments'],
+    ];
+    for (const [params, field] of cases) {
+      const r = refusal(() => normaliseDubParams(params));
+      assert.deepEqual(r, { code: 'invalid_request', field, status: 400 }, JSON.stringify(params));
+    }
+  });
+
+  const TWO: DubRecord = {
+    ...THREE,
+    voices: [
+      ...THREE.voices,
+      { speaker: 'speaker_2', provider: 'local', voiceId: 'espeak-es1', name: 'es1', matched: false },
+    ],
+    segments: THREE.segments.map((s) => (s.id === 's2' ? { ...s, speaker: 'speaker_2' } : s)),
+  };
+
+  it('keeps only the speakers whose voice changes; an unknown speaker is refused', () => {
+    assert.deepEqual(changedVoices(TWO, { speaker_1: 'espeak-es1', speaker_2: 'espeak-es1' }), {
+      speaker_1: 'espeak-es1',
+    });
+    assert.deepEqual(changedVoices(TWO, { speaker_2: 'espeak-es1' }), {});
+    const r = refusal(() => changedVoices(TWO, { speaker_3: 'espeak-es1' }));
+    assert.deepEqual(r, { code: 'invalid_request', field: 'dubParams.voices.speaker_3', status: 400 });
+  });
+
+  it("re-speaks exactly a revoiced speaker's segments, with any corrections kept", () => {
+    const edits = checkEdits(TWO, [{ id: 's3', translatedText: 'Hola.' }], 10_000);
+    const again = respoken(TWO, edits, ['speaker_2']);
+    assert.deepEqual([...again.keys()].sort(), ['s2', 's3']);
+    assert.deepEqual(again.get('s2'), { id: 's2' });
+    assert.deepEqual(again.get('s3'), { id: 's3', translatedText: 'Hola.' });
+    const revoiced1 = respoken(TWO, new Map(), ['speaker_1']);
+    assert.deepEqual([...revoiced1.keys()], ['s1', 's3']);
+    // Re-spoken segments are fitted again; the other speaker's keeps its plan.
+    const plan = replanRedub(
+      TWO,
+      revoiced1,
+      new Map([
+        ['s1', 800],
+        ['s3', 900],
+      ]),
+      10_000,
+    );
+    assert.deepEqual(plan.segments[1], TWO.segments[1]);
+    assert.equal(plan.segments[0].translatedText, TWO.segments[0].translatedText);
   });
 });
 

@@ -48,7 +48,8 @@ const Voice = Type.Object({
   speaker: Type.String(),
   provider: Type.String(),
   voiceId: Type.String({
-    description: 'the local voice matched to the speaker, or dubParams.voiceId (the same for every speaker)',
+    description:
+      "the local voice matched to the speaker, the speaker's dubParams.voices entry, or dubParams.voiceId (the same for every speaker)",
   }),
   name: Type.String(),
   matched: Type.Boolean({

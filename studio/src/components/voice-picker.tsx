@@ -26,10 +26,25 @@ interface Props {
   onChange: (v: VoiceSettings) => void;
   script: string;
   errors: { voice?: ApiError | null; settings?: ApiError | null };
+  /** Only voices that can speak this language (a dub's target); the sample reads `script` as is. */
+  language?: string;
+  /** The fieldset's legend and the select's label (default: the script's voice). */
+  legend?: string;
+  label?: string;
+}
+
+/** A voice that names its languages must speak the target; others (clones, remote voices) may. */
+export function voiceFits(v: Voice, lang: string): boolean {
+  const spoken = v.labels?.languages ?? v.labels?.language;
+  if (!spoken) return true;
+  return spoken
+    .split(',')
+    .map((l) => l.trim().toLowerCase())
+    .some((l) => l === lang || l.split('-')[0] === lang.split('-')[0]);
 }
 
 /** Which voice reads the script, how fast and how steady, with a short sample to listen to. */
-export function VoicePicker({ value, onChange, script, errors }: Props) {
+export function VoicePicker({ value, onChange, script, errors, language, legend, label }: Props) {
   const [voices, setVoices] = useState<Voice[] | null>(null);
   const [loadError, setLoadError] = useState<unknown>(null);
   const [sample, setSample] = useState<{ url: string; key: string } | null>(null);
@@ -37,7 +52,8 @@ export function VoicePicker({ value, onChange, script, errors }: Props) {
   const [busy, setBusy] = useState(false);
 
   useEffect(() => {
-    get<Voice[]>('/v2/voices').then((list) => {
+    get<Voice[]>('/v2/voices').then((all) => {
+      const list = language ? all.filter((v) => voiceFits(v, language)) : all;
       setVoices(list);
       const usable = list.find((v) => !v.restriction);
       if (!value.voiceId && usable) onChange({ ...value, voiceId: usable.id, provider: usable.provider });
@@ -49,11 +65,11 @@ export function VoicePicker({ value, onChange, script, errors }: Props) {
     setSampleError(null);
     try {
       const speech = await api<{ url: string }>('POST', '/v2/tts', {
-        script: sampleText(script),
+        script: language ? script : sampleText(script),
         voiceId: value.voiceId,
         ...(value.provider ? { provider: value.provider } : {}),
-        speed: value.speed,
-        ...(value.stability === null ? {} : { stability: value.stability }),
+        ...(language ? {} : { speed: value.speed }),
+        ...(value.stability === null || language ? {} : { stability: value.stability }),
       });
       setSample({ url: speech.url, key: `${Date.now()}` });
     } catch (e) {
@@ -75,10 +91,10 @@ export function VoicePicker({ value, onChange, script, errors }: Props) {
 
   return (
     <fieldset class="voice-picker">
-      <legend>Voice</legend>
+      <legend>{legend ?? 'Voice'}</legend>
       <ErrorMessage error={loadError} />
       <label>
-        Voice that reads the script
+        {label ?? 'Voice that reads the script'}
         <select
           value={value.voiceId}
           disabled={voices === null}
@@ -94,30 +110,32 @@ export function VoicePicker({ value, onChange, script, errors }: Props) {
         </select>
       </label>
       <ErrorMessage error={errors.voice} />
-      <div class="sliders">
-        <Slider
-          id="voice-speed"
-          label="Speed"
-          shown={`${value.speed.toFixed(2)}×`}
-          spoken={`${value.speed.toFixed(2)} times the normal speed`}
-          hint="1 is normal, 0.5 half as fast, 2 twice as fast."
-          min={0.5}
-          max={2}
-          value={value.speed}
-          onInput={(speed) => onChange({ ...value, speed })}
-        />
-        <Slider
-          id="voice-stability"
-          label="Steadiness"
-          shown={value.stability === null ? 'the voice’s own' : value.stability.toFixed(2)}
-          spoken={value.stability === null ? 'the voice’s own' : value.stability.toFixed(2)}
-          hint="0 more lively, 1 flatter and steadier."
-          min={0}
-          max={1}
-          value={value.stability ?? 0.5}
-          onInput={(stability) => onChange({ ...value, stability })}
-        />
-      </div>
+      {language ? null : (
+        <div class="sliders">
+          <Slider
+            id="voice-speed"
+            label="Speed"
+            shown={`${value.speed.toFixed(2)}×`}
+            spoken={`${value.speed.toFixed(2)} times the normal speed`}
+            hint="1 is normal, 0.5 half as fast, 2 twice as fast."
+            min={0.5}
+            max={2}
+            value={value.speed}
+            onInput={(speed) => onChange({ ...value, speed })}
+          />
+          <Slider
+            id="voice-stability"
+            label="Steadiness"
+            shown={value.stability === null ? 'the voice’s own' : value.stability.toFixed(2)}
+            spoken={value.stability === null ? 'the voice’s own' : value.stability.toFixed(2)}
+            hint="0 more lively, 1 flatter and steadier."
+            min={0}
+            max={1}
+            value={value.stability ?? 0.5}
+            onInput={(stability) => onChange({ ...value, stability })}
+          />
+        </div>
+      )}
       <ErrorMessage error={errors.settings} />
       <p>
         <button type="button" class="secondary" disabled={busy || !value.voiceId} onClick={listen}>
@@ -125,7 +143,8 @@ export function VoicePicker({ value, onChange, script, errors }: Props) {
         </button>
       </p>
       <p class="muted">
-        The sample reads {script.trim() ? 'the first sentence of your script' : 'a short sentence'}.
+        The sample reads{' '}
+        {language ? `“${script}”` : script.trim() ? 'the first sentence of your script' : 'a short sentence'}.
       </p>
       <ErrorMessage error={sampleError} />
       {sample ? (
@@ -134,7 +153,7 @@ export function VoicePicker({ value, onChange, script, errors }: Props) {
           src={sample.url}
           controls
           autoPlay
-          aria-label="Voice sample"
+          aria-label={legend ? `${legend}: sample` : 'Voice sample'}
           onError={() =>
             setSampleError(new ApiError('The sample could not be played.', 0, undefined, 'Try again.'))
           }

@@ -1,9 +1,11 @@
 // The segment editor of a finished dub (#/dub/ID): each segment's times, speaker, source text and
 // translation, a listen button, per-speaker lanes on a timeline, and a re-dub of only the edited
-// segments (POST /v2/generate with dubParams.basedOn), plus the video and subtitle downloads.
+// segments (POST /v2/generate with dubParams.basedOn), a voice per speaker (dubParams.voices: that
+// speaker's segments are spoken again), plus the video and subtitle downloads.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, get, request } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { VoicePicker, type VoiceSettings } from '../components/voice-picker.js';
 import { href, navigate } from '../router.js';
 import type { DubSegment, DubTranscript, Generation } from '../types.js';
 import { uuid } from './new-request.js';
@@ -50,11 +52,25 @@ export function changedSegments(
   return out;
 }
 
+/** The speakers given another voice than the one they have: dubParams.voices of the re-dub. */
+export function changedVoices(
+  voices: DubTranscript['voices'],
+  picked: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const v of voices) {
+    const p = picked[v.speaker];
+    if (p && p !== v.voiceId) out[v.speaker] = p;
+  }
+  return out;
+}
+
 export function DubEditor({ id }: { id: string }) {
   const [t, setT] = useState<DubTranscript | null>(null);
   const [g, setG] = useState<Generation | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [edits, setEdits] = useState<Record<string, Edit>>({});
+  const [picked, setPicked] = useState<Record<string, string>>({});
   const [focused, setFocused] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [sendError, setSendError] = useState<{ error: unknown; segment?: string } | null>(null);
@@ -64,6 +80,7 @@ export function DubEditor({ id }: { id: string }) {
   useEffect(() => {
     setT(null);
     setEdits({});
+    setPicked({});
     setError(null);
     const gid = encodeURIComponent(id);
     Promise.all([
@@ -76,13 +93,20 @@ export function DubEditor({ id }: { id: string }) {
   }, [id]);
 
   const changed = t ? changedSegments(t.segments, edits) : [];
+  const revoiced = t ? changedVoices(t.voices, picked) : {};
+  const speakers = Object.keys(revoiced);
+  const anything = changed.length > 0 || speakers.length > 0;
   const edit = (sid: string, e: Edit) => setEdits((old) => ({ ...old, [sid]: { ...old[sid], ...e } }));
 
   const regenerate = async () => {
-    if (!t || !changed.length) return;
+    if (!t || !anything) return;
     const body = {
       model: g?.model ?? 'lipsync-2',
-      dubParams: { basedOn: t.generationId, segments: changed },
+      dubParams: {
+        basedOn: t.generationId,
+        ...(changed.length ? { segments: changed } : {}),
+        ...(speakers.length ? { voices: revoiced } : {}),
+      },
     };
     const text = JSON.stringify(body);
     if (attempt.current?.body !== text) attempt.current = { body: text, key: uuid() };
@@ -145,6 +169,12 @@ export function DubEditor({ id }: { id: string }) {
             focused={focused}
             onPick={focusRow}
           />
+          <SpeakerVoices
+            t={t}
+            edits={edits}
+            picked={picked}
+            onPick={(sp, v) => setPicked((o) => ({ ...o, [sp]: v }))}
+          />
           <SegmentTable
             t={t}
             edits={edits}
@@ -155,14 +185,17 @@ export function DubEditor({ id }: { id: string }) {
             error={sendError?.error}
           />
           <div class="dub-actions">
-            <button type="button" disabled={busy || !changed.length} onClick={regenerate}>
+            <button type="button" disabled={busy || !anything} onClick={regenerate}>
               {busy ? 'Starting the re-dub…' : 'Regenerate changed segments'}
             </button>{' '}
             <button
               type="button"
               class="secondary"
-              disabled={busy || !Object.keys(edits).length}
-              onClick={() => setEdits({})}
+              disabled={busy || !(Object.keys(edits).length || Object.keys(picked).length)}
+              onClick={() => {
+                setEdits({});
+                setPicked({});
+              }}
             >
               Undo all changes
             </button>
@@ -171,15 +204,66 @@ export function DubEditor({ id }: { id: string }) {
           <p role="status" aria-live="polite" class="muted">
             {busy
               ? 'Starting a new generation that speaks only the changed segments again.'
-              : changed.length
-                ? `${changed.length} segment${changed.length === 1 ? '' : 's'} changed: ${changed.map((c) => c.id).join(', ')}.`
-                : 'No changes yet. Edit a translation or a time, then regenerate.'}
+              : anything
+                ? [
+                    changed.length
+                      ? `${changed.length} segment${changed.length === 1 ? '' : 's'} changed: ${changed.map((c) => c.id).join(', ')}.`
+                      : '',
+                    speakers.length ? `Another voice for ${speakers.join(', ')}.` : '',
+                  ]
+                    .filter(Boolean)
+                    .join(' ')
+                : 'No changes yet. Edit a translation or a time, or pick a voice, then regenerate.'}
           </p>
         </>
       ) : !error ? (
         <p>Loading the transcript…</p>
       ) : null}
     </section>
+  );
+}
+
+/**
+ * A voice picker per speaker (the target language's voices), its sample reading the speaker's first
+ * translated segment. A new voice re-speaks all that speaker's segments.
+ */
+function SpeakerVoices({
+  t,
+  edits,
+  picked,
+  onPick,
+}: {
+  t: DubTranscript;
+  edits: Record<string, Edit>;
+  picked: Record<string, string>;
+  onPick: (speaker: string, voiceId: string) => void;
+}) {
+  return (
+    <div class="dub-voices">
+      {t.voices.map((v) => {
+        const first = t.segments.find((s) => s.speaker === v.speaker);
+        const text = (first && (edits[first.id]?.translatedText ?? first.translatedText)) || '…';
+        const value: VoiceSettings = { voiceId: picked[v.speaker] ?? v.voiceId, speed: 1, stability: null };
+        return (
+          <div key={v.speaker}>
+            <VoicePicker
+              value={value}
+              onChange={(n: VoiceSettings) => onPick(v.speaker, n.voiceId)}
+              script={text.slice(0, 200)}
+              errors={{}}
+              language={t.targetLang}
+              legend={`Voice of ${v.speaker}`}
+              label={`Voice of ${v.speaker}`}
+            />
+            <p class="muted">
+              Now: {v.name}
+              {v.matched ? ', matched to the speaker' : ''}.
+              {value.voiceId !== v.voiceId ? ' Regenerate to speak all their segments in the new voice.' : ''}
+            </p>
+          </div>
+        );
+      })}
+    </div>
   );
 }
 

@@ -3,6 +3,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, get } from '../api.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { voiceFits } from '../components/voice-picker.js';
 import { MediaPicker } from '../components/media-picker.js';
 import { navigate } from '../router.js';
 import type { Asset, DubbingLanguages, DubbingProvider, Generation, Voice } from '../types.js';
@@ -34,16 +35,6 @@ export function targetsOf(p: DubbingProvider | undefined, source: string): Targe
         ...(r.quality === 'pivot' ? { via: r.via ?? '?' } : {}),
       }));
   return p.targets.filter((t) => t.code !== from);
-}
-
-/** A voice that names its languages must speak the target; others (clones, remote voices) may. */
-export function voiceFits(v: Voice, lang: string): boolean {
-  const spoken = v.labels?.languages ?? v.labels?.language;
-  if (!spoken) return true;
-  return spoken
-    .split(',')
-    .map((l) => l.trim().toLowerCase())
-    .some((l) => l === lang || l.split('-')[0] === lang.split('-')[0]);
 }
 
 // A short sentence in the target language for the listen button (English where none is written).

@@ -18,6 +18,7 @@ import * as m0014 from './migrations/0014_job_turns.js';
 import * as m0015 from './migrations/0015_generation_dub.js';
 import * as m0017 from './migrations/0017_web_sessions.js';
 import * as m0018 from './migrations/0018_account_link_email.js';
+import * as m0021 from './migrations/0021_generation_notes.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0015_generation_dub': m0015,
   '0017_web_sessions': m0017,
   '0018_account_link_email': m0018,
+  '0021_generation_notes': m0021,
 };
 
 class StaticProvider implements MigrationProvider {

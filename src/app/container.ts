@@ -11,6 +11,7 @@ import { ApiKeyService } from '../services/api-keys.js';
 import { MemberService } from '../services/members.js';
 import { WebSessionService } from '../services/web-sessions.js';
 import { ProjectService } from '../services/projects.js';
+import { NoteService } from '../services/notes.js';
 import { AdmissionService } from '../services/admission.js';
 import { AssetService } from '../services/assets.js';
 import type { BlobStore } from '../storage/blob-store.js';
@@ -168,6 +169,7 @@ export async function createServices(config: Config, logger: Logger): Promise<Se
     webSessions,
     members: new MemberService({ store, webSessions }),
     projects: new ProjectService(store),
+    notes: new NoteService(store),
     admission,
     urlSigner,
     blobs,

@@ -21,6 +21,7 @@ import { registerOperatorCommands } from './operator.js';
 import { registerModelCommands } from './models.js';
 import { registerBatchCommands } from './batch.js';
 import { registerDubbingCommands } from './dubbing.js';
+import { registerNoteCommands } from './notes.js';
 import { registerWorkerTokenCommands } from './worker-tokens.js';
 import { startRemoteWorker } from '../app/remote-worker.js';
 import { remoteJobHandlers } from '../handlers/index.js';
@@ -333,6 +334,7 @@ export function buildProgram(): Command {
   registerSpeechCommands(program, org, { print, withServices });
   registerDialogueCommands(program, print);
   registerDubbingCommands(program, print);
+  registerNoteCommands(program, print);
   registerModelCommands(program, print);
   registerBatchCommands(program, print);
   registerWorkerTokenCommands(program, { print, withServices });

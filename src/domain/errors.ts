@@ -592,6 +592,18 @@ export const ERRORS = {
     'The organization is a draft and cannot use the API yet.',
     'Ask the operator to finish the organization set-up (lipsync org update ID --no-draft).',
   ),
+  note_not_found: entry(
+    'note_not_found',
+    404,
+    'Note not found on this generation.',
+    'List the notes (GET /v2/generations/{id}/notes) and use one of their ids.',
+  ),
+  note_limit_reached: entry(
+    'note_limit_reached',
+    409,
+    'The generation holds as many notes as it may.',
+    'Delete notes that are done with (or resolve and remove them), then add the new one.',
+  ),
   asset_in_use: entry(
     'asset_in_use',
     409,

@@ -11,6 +11,7 @@ import { registerGatekeeper } from './gatekeeper.js';
 import { registerMetrics } from './metrics.js';
 import { errorRoutes } from './routes/errors.js';
 import { projectRoutes } from './routes/projects.js';
+import { noteRoutes } from './routes/notes.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { healthRoutes } from './routes/health.js';
 import { generationRoutes } from './routes/generations.js';
@@ -134,6 +135,7 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(assetRoutes, { services });
   await app.register(fileRoutes, { services });
   await app.register(generationRoutes, { services });
+  await app.register(noteRoutes, { services });
   await app.register(modelRoutes, { services });
   await app.register(dubbingRoutes, { services });
   await app.register(webhookDeliveryRoutes, { services });

@@ -16,6 +16,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { OrganizationService } from './organizations.js';
 import type { ApiKeyService } from './api-keys.js';
 import type { ProjectService } from './projects.js';
+import type { NoteService } from './notes.js';
 import type { AdmissionService } from './admission.js';
 import type { AssetService } from './assets.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -44,6 +45,8 @@ export interface Services {
   /** The organization's members (web-session users): list, invite, change role, remove. */
   readonly members: MemberService;
   readonly projects: ProjectService;
+  /** Review notes pinned to moments of generations' outputs. */
+  readonly notes: NoteService;
   readonly admission: AdmissionService;
   /** Signs and checks the local store's file URLs (GET /v2/files/...). */
   readonly urlSigner: UrlSigner;

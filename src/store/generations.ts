@@ -244,7 +244,7 @@ export class GenerationRepository {
   /**
    * Marks it deleted unless a re-dub based on it (dubParams.basedOn) is in one of `activeStatuses`:
    * that re-dub still reads its video and kept segment audio. The check and the mark are one
-   * statement. false: refused (the row is left as it was).
+   * statement; its notes are deleted in the same transaction. false: refused (the row is left as it was).
    */
   async markDeletedUnlessRedubbed(
     g: Pick<GenerationRecord, 'id' | 'organizationId'>,
@@ -254,23 +254,28 @@ export class GenerationRepository {
     // The re-dub's stored request names it as {"basedOn":{"generationId":ID,...}} (src/domain/dub.ts).
     const named = JSON.stringify({ basedOn: { generationId: g.id } }).slice(1, -2);
     const pattern = `%${named.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    const r = await this.db
-      .updateTable('generations')
-      .set({ deleted_at: at, updated_at: at })
-      .where('id', '=', g.id)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('generations as r')
-              .select(sql`1`.as('one'))
-              .where('r.organization_id', '=', g.organizationId)
-              .where('r.status', 'in', [...activeStatuses])
-              .where('r.resolved_input', 'like', sql<string>`${pattern} escape '\\'`),
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx
+        .updateTable('generations')
+        .set({ deleted_at: at, updated_at: at })
+        .where('id', '=', g.id)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('generations as r')
+                .select(sql`1`.as('one'))
+                .where('r.organization_id', '=', g.organizationId)
+                .where('r.status', 'in', [...activeStatuses])
+                .where('r.resolved_input', 'like', sql<string>`${pattern} escape '\\'`),
+            ),
           ),
-        ),
-      )
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+        )
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) return false;
+      // Its review notes go with it (no orphans); an insert racing this waits on the row (store/notes.ts).
+      await trx.deleteFrom('generation_notes').where('generation_id', '=', g.id).execute();
+      return true;
+    });
   }
 
   /** Ids (and update times) of rows changed since `sinceIso`, for the SQLite cross-process wake-up. */

@@ -16,6 +16,7 @@ import { DialogueEditRepository } from './dialogue-edits.js';
 import { BatchRepository } from './batches.js';
 import { JobMirrorRepository } from './job-mirror.js';
 import { MemberRepository } from './members.js';
+import { NoteRepository } from './notes.js';
 
 export interface Store {
   readonly db: Db;
@@ -38,6 +39,8 @@ export interface Store {
   readonly jobMirror: JobMirrorRepository;
   /** Users' memberships and first-start links (web sessions). */
   readonly members: MemberRepository;
+  /** Review notes on generations' outputs. */
+  readonly notes: NoteRepository;
 }
 
 export function createStore(db: Db): Store {
@@ -61,5 +64,6 @@ export function createStore(db: Db): Store {
     batches: new BatchRepository(k, db.dialect),
     jobMirror: new JobMirrorRepository(k),
     members: new MemberRepository(k),
+    notes: new NoteRepository(k),
   };
 }

@@ -20,6 +20,7 @@ import * as m0017 from './migrations/0017_web_sessions.js';
 import * as m0018 from './migrations/0018_account_link_email.js';
 import * as m0019 from './migrations/0019_transcription_revision.js';
 import * as m0020 from './migrations/0020_generation_still.js';
+import * as m0021 from './migrations/0021_generation_notes.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -41,6 +42,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0018_account_link_email': m0018,
   '0019_transcription_revision': m0019,
   '0020_generation_still': m0020,
+  '0021_generation_notes': m0021,
 };
 
 class StaticProvider implements MigrationProvider {

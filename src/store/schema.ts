@@ -113,6 +113,20 @@ export interface Database {
   organization_members: OrganizationMemberTable;
   account_links: AccountLinkTable;
   auth_users: AuthUserTable;
+  generation_notes: GenerationNoteTable;
+}
+
+/** Review notes on a generation's output (0021). */
+export interface GenerationNoteTable {
+  id: string;
+  organization_id: string;
+  generation_id: string;
+  at_ms: number;
+  text: string;
+  resolved: number;
+  author: string;
+  created_at: string;
+  updated_at: string;
 }
 
 /** Users' memberships (0017): the user ids are better-auth's (auth_users). */

@@ -267,3 +267,15 @@ export interface DialogueEditJob {
   resultSlots: DialogueSlot[] | null;
   error: { code: string | null; message: string | null; wordIds?: string[]; [extra: string]: unknown } | null;
 }
+
+/** A review note pinned to a moment of a generation's output (GET /v2/generations/{id}/notes). */
+export interface Note {
+  id: string;
+  generationId: string;
+  atMs: number;
+  text: string;
+  resolved: boolean;
+  author: string;
+  createdAt: string;
+  updatedAt: string;
+}

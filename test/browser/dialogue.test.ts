@@ -136,6 +136,23 @@ describe('studio: dialogue editor', { timeout: 900_000 }, () => {
       { kind: 'remove', wordIds: [ids[5], ids[6]] },
     ]);
     assert.ok(['COMPLETED', 'COMPLETED_PARTIAL'].includes(edit.status), edit.status);
+
+    // The page compares the edited video with its source.
+    await page.getByLabel('Side by side').check({ timeout: 60_000 });
+    for (const label of ['Result video', 'Source video'])
+      await page.waitForFunction(
+        (l) =>
+          ((
+            (
+              globalThis as unknown as { document: { querySelector(s: string): unknown } }
+            ).document.querySelector(`video[aria-label="${l}"]`) as { readyState: number } | null
+          )?.readyState ?? 0) >= 1,
+        label,
+      );
+    assert.deepEqual(await page.locator('[data-compare=side] figcaption').allTextContents(), [
+      'Source',
+      'Edit',
+    ]);
     assert.deepEqual(errors, []);
   });
 

@@ -197,6 +197,57 @@ describe('studio: history and results', { timeout: 600_000 }, () => {
     assert.deepEqual(errors, []);
   });
 
+  test('notes pinned to two moments: a marker seeks there, one is resolved', async () => {
+    const g = await call('GET', `/v2/generate/${done}?include=quality`);
+    const fps = typeof g.quality?.fps === 'number' ? (g.quality.fps as number) : 25;
+    await open(`generations/${done}`);
+    await page.waitForFunction(
+      () =>
+        ((globalThis as unknown as Win).document.querySelector('video[aria-label="Result video"]')
+          ?.readyState ?? 0) >= 1,
+    );
+    const next = page.getByRole('button', { name: 'Next frame' });
+    const markers = page.getByRole('button', { name: /^Go to the note at / });
+    const note = async (frames: number, text: string, count: number) => {
+      for (let i = 0; i < frames; i++) await next.click();
+      await page.getByLabel(/^Note at /).fill(text);
+      await page.getByRole('button', { name: 'Add note' }).click();
+      await markers.nth(count - 1).waitFor();
+    };
+    await note(10, 'Lips open early', 1);
+    await note(15, 'Blink looks stiff', 2);
+    const list = await call('GET', `/v2/generations/${done}/notes`);
+    assert.deepEqual(
+      list.map((n: { atMs: number; text: string }) => [Math.round((n.atMs / 1000) * fps), n.text]),
+      [
+        [10, 'Lips open early'],
+        [25, 'Blink looks stiff'],
+      ],
+    );
+
+    // The first note's marker, from the keyboard, puts the player back at its moment.
+    await page.getByRole('button', { name: /^Go to the note at .*: Lips open early$/ }).focus();
+    await page.keyboard.press('Enter');
+    const at = await currentTime(page, 'Result video');
+    assert.ok(Math.abs(at - list[0].atMs / 1000) < 1e-3, `sought to ${at}`);
+
+    await page
+      .getByRole('button', { name: /^Resolve the note at / })
+      .nth(1)
+      .click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: / resolved\.$/ })
+      .waitFor();
+    const after = await call('GET', `/v2/generations/${done}/notes`);
+    assert.deepEqual(
+      after.map((n: { resolved: boolean }) => n.resolved),
+      [false, true],
+    );
+    assert.equal(after[0].author, 'owner@example.com');
+    assert.deepEqual(errors, []);
+  });
+
   test('the quality report is told in sentences and the download link fetches the MP4', async () => {
     const g = await call('GET', `/v2/generate/${done}?include=quality`);
     await open(`generations/${done}`);
@@ -262,6 +313,8 @@ describe('studio: history and results', { timeout: 600_000 }, () => {
     await page.getByLabel('Status').selectOption('');
     await page.getByLabel('Project').selectOption({ label: 'Launch' });
     await hashHas(`project=${projectId}`);
+    // Its one completed row (the table of the Canceled filter has one row too, until it reloads).
+    await badgesAre(['Completed']);
     await rowsAre(1);
     assert.match((await rows.first().textContent()) ?? '', /launch-teaser/);
     assert.match((await rows.first().textContent()) ?? '', /Launch/);

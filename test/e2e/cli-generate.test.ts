@@ -75,6 +75,35 @@ describe('lipsync generate', { timeout: 180_000 }, () => {
     const probe = await probeMedia(out);
     assert.ok(probe.video && probe.audio, 'the output has picture and sound');
     assert.ok(Math.abs((probe.durationSeconds ?? 0) - 2) < 0.1, String(probe.durationSeconds));
+
+    // Review notes on that result: pinned to moments within its 2 s, listed by moment, resolved, deleted.
+    const id = /completed ([0-9a-f-]{36})$/.exec(bars[bars.length - 1])![1];
+    const notes = (args: string[]) =>
+      runCli(['notes', ...args, '--server', server.url], { env: { ...dep.env, LIPSYNC_API_KEY: org.key } });
+    const late = await notes(['add', id, '--at', '1.5', 'Lips', 'late', '--json']);
+    assert.equal(late.code, 0, late.stderr);
+    const lateId = JSON.parse(late.stdout).id;
+    assert.equal((await notes(['add', id, '--at', '0.25', 'Blink'])).code, 0);
+    const beyond = await notes(['add', id, '--at', '3', 'After the end']);
+    assert.equal(beyond.code, 1);
+    assert.match(beyond.stderr, /HTTP 400 invalid_request: atMs must be within the output \(0 to \d+ ms\)/);
+    assert.equal((await notes(['resolve', id, lateId])).code, 0);
+    const list = await notes([id]);
+    assert.equal(list.code, 0, list.stderr);
+    const rows = list.stdout.trim().split('\n').slice(1);
+    assert.deepEqual(
+      rows.map((r) => r.split(/ {2,}/)).map((c) => [c[1], c[2], c[4]]),
+      [
+        ['0:00.250', 'open', 'Blink'],
+        ['0:01.500', 'resolved', 'Lips late'],
+      ],
+    );
+    assert.equal((await notes(['delete', id, lateId])).code, 0);
+    const left = JSON.parse((await notes([id, '--json'])).stdout).items;
+    assert.deepEqual(
+      left.map((n: { text: string }) => n.text),
+      ['Blink'],
+    );
   });
 
   test('--json prints one object with the output path and the quality report', async () => {

@@ -1,7 +1,16 @@
 // The result's player and its A/B comparison with the source video: the result alone, side by side, or
 // a wipe (the result laid over the source, a slider choosing where one ends). One set of controls drives
 // the result video; the source follows it (play, pause, seek, speed), so both always show the same moment.
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+
+/** What a part below the player (the notes' timeline) reads and drives. */
+export interface PlayerControl {
+  /** The result's current time and length (null until known), in seconds. */
+  time: number;
+  duration: number | null;
+  seek(seconds: number): void;
+}
 
 type Mode = 'result' | 'side' | 'wipe';
 const RATES = [0.25, 0.5, 1];
@@ -13,17 +22,23 @@ export function Compare({
   sourceUrl,
   fps,
   fpsKnown,
+  resultName = 'Result',
+  below,
 }: {
   resultUrl: string;
   sourceUrl: string | null;
   fps: number;
   fpsKnown: boolean;
+  /** What the result is called in the captions: Result, Dub, Edit. */
+  resultName?: string;
+  below?: (player: PlayerControl) => ComponentChildren;
 }) {
   const [mode, setMode] = useState<Mode>('result');
   const [wipe, setWipe] = useState(50);
   const [rate, setRate] = useState(1);
   const [playing, setPlaying] = useState(false);
   const [time, setTime] = useState(0);
+  const [duration, setDuration] = useState<number | null>(null);
   const result = useRef<HTMLVideoElement>(null);
   // A change of view makes a new result element: it starts where the last one was, at the same speed.
   const kept = useRef({ time: 0, rate: 1 });
@@ -63,6 +78,7 @@ export function Compare({
       setRate(r.playbackRate);
       follow(false);
     };
+    const onDuration = () => setDuration(Number.isFinite(r.duration) ? r.duration : null);
     if (r.playbackRate !== kept.current.rate) r.playbackRate = kept.current.rate;
     if (kept.current.time > 0 && r.currentTime === 0) r.currentTime = kept.current.time;
     r.addEventListener('timeupdate', onTime);
@@ -70,6 +86,8 @@ export function Compare({
     r.addEventListener('play', onPlay);
     r.addEventListener('pause', onPause);
     r.addEventListener('ratechange', onRate);
+    r.addEventListener('durationchange', onDuration);
+    onDuration();
     follow(true);
     return () => {
       r.removeEventListener('timeupdate', onTime);
@@ -77,6 +95,7 @@ export function Compare({
       r.removeEventListener('play', onPlay);
       r.removeEventListener('pause', onPause);
       r.removeEventListener('ratechange', onRate);
+      r.removeEventListener('durationchange', onDuration);
     };
   }, [mode, resultUrl, sourceUrl]);
 
@@ -86,6 +105,13 @@ export function Compare({
     r.pause();
     const end = Number.isFinite(r.duration) ? r.duration : Infinity;
     r.currentTime = Math.min(end, Math.max(0, r.currentTime + frames / fps));
+    setTime(r.currentTime);
+  };
+  const seek = (seconds: number) => {
+    const r = result.current;
+    if (!r) return;
+    r.pause();
+    r.currentTime = Math.max(0, seconds);
     setTime(r.currentTime);
   };
   const speed = (value: number) => {
@@ -183,7 +209,7 @@ export function Compare({
           </figure>
           <figure>
             {resultVideo()}
-            <figcaption>Result</figcaption>
+            <figcaption>{resultName}</figcaption>
           </figure>
         </div>
       ) : (
@@ -196,7 +222,7 @@ export function Compare({
               Source
             </span>
             <span class="wipe-tag wipe-tag-right" aria-hidden="true">
-              Result
+              {resultName}
             </span>
           </div>
           <label class="wipe-slider">
@@ -249,6 +275,7 @@ export function Compare({
         Keys: comma and full stop step one frame back and forward (1/{fps} s
         {fpsKnown ? '' : ', assuming 25 frames a second'}).
       </p>
+      {below?.({ time, duration, seek })}
     </section>
   );
 }

@@ -432,6 +432,10 @@ export function DialoguePage() {
           <button type="button" disabled={busy !== null} onClick={() => void render()}>
             Render the video
           </button>
+          <p class="muted">
+            The render opens on its own page, where it plays beside the source (side by side or wipe) and
+            takes review notes.
+          </p>
         </>
       ) : null}
     </section>

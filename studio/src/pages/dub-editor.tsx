@@ -288,6 +288,7 @@ function Downloads({ id }: { id: string }) {
           Download the dubbed video
         </a>
       ) : null}
+      <a href={href(`generations/${gid}`)}>Compare the dub with its source</a>
       <span>Subtitles:</span> {sub('srt', 'target')} {sub('vtt', 'target')} {sub('srt', 'source')}{' '}
       {sub('vtt', 'source')}
       <ErrorMessage error={error} />

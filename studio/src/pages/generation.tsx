@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, get, request } from '../api.js';
 import { Compare } from '../components/compare.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { Notes } from '../components/notes.js';
 import { href, navigate } from '../router.js';
 import { ENDED, type Asset, type CatalogueEntry, type Generation } from '../types.js';
 import { QualityReport } from './generation-quality.js';
@@ -19,16 +20,29 @@ function catalogueEntry(code: string): Promise<CatalogueEntry | undefined> {
   return catalogue.then((list) => list.find((e) => e.code === code));
 }
 
-/** Where the source video can be played: its url, or its uploaded asset's signed url. */
-async function sourceUrlOf(g: Generation): Promise<string | null> {
+/**
+ * Where the source video can be played: its url, or its uploaded asset's signed url. A re-dub of a dub
+ * made from a URL names neither: its source is the earlier dub's (the transcript says which).
+ */
+async function sourceUrlOf(g: Generation, depth = 0): Promise<string | null> {
   const video = g.input.find((i) => i.type === 'video') ?? g.input[0];
-  if (!video) return null;
-  if (video.url) return video.url;
-  if (video.assetId) {
+  if (video?.url) return video.url;
+  if (video?.assetId) {
     const a = await get<Asset>(`/v2/assets/${encodeURIComponent(video.assetId)}`);
     return a.url ?? null;
   }
-  return null;
+  if (depth > 20) return null;
+  const t = await get<{ basedOn?: { generationId: string } | null }>(
+    `/v2/generations/${encodeURIComponent(g.id)}/transcript`,
+  ).catch(() => null);
+  const earlier = t?.basedOn?.generationId;
+  return earlier ? sourceUrlOf(await get<Generation>(path(earlier)), depth + 1) : null;
+}
+
+/** What the result is, for the compare view's captions. */
+function resultName(g: Generation): string {
+  if (g.input.some((i) => i.type === 'dialogueEdit')) return 'Edit';
+  return (g.quality as Record<string, unknown> | null | undefined)?.dub ? 'Dub' : 'Result';
 }
 
 /** One generation: its live progress, cancel and delete, why it failed, or its result and report. */
@@ -240,7 +254,14 @@ function Result({ g }: { g: Generation }) {
   return (
     <>
       {g.outputUrl && source !== undefined ? (
-        <Compare resultUrl={g.outputUrl} sourceUrl={source} fps={fps} fpsKnown={fpsKnown} />
+        <Compare
+          resultUrl={g.outputUrl}
+          sourceUrl={source}
+          fps={fps}
+          fpsKnown={fpsKnown}
+          resultName={resultName(g)}
+          below={(player) => <Notes generationId={g.id} player={player} lengthSeconds={g.outputDuration} />}
+        />
       ) : null}
       <p class="download">
         {download ? (

@@ -200,12 +200,12 @@ describe('re-dubbing one segment', { timeout: 900_000 }, () => {
       'invalid_request',
       'dubParams.voices',
     );
-    const fourth = await createGeneration(server, org, {
+    const fourth = await createGeneration(s.server, s.org, {
       model: 'lipsync-2',
       dubParams: { basedOn: first, voices: { speaker_1: other } },
     });
-    await completed(fourth);
-    const t4 = (await api(server, org, 'GET', `/v2/generations/${fourth}/transcript`)).json;
+    await s.completed(fourth);
+    const t4 = (await api(s.server, s.org, 'GET', `/v2/generations/${fourth}/transcript`)).json;
     assert.deepEqual(t4.basedOn.regenerated, ['s1', 's2']);
     assert.deepEqual(
       t4.voices.map((v: any) => [v.speaker, v.voiceId, v.provider]),

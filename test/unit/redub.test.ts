@@ -154,7 +154,7 @@ describe('dubParams.voices', () => {
       [{ basedOn: id, voices: null }, 'dubParams.segments'],
     ];
     for (const [params, field] of cases) {
-      const r = refusal(() => normaliseDubParams(params));
+      const r = refusalOf(() => normaliseDubParams(params));
       assert.deepEqual(r, { code: 'invalid_request', field, status: 400 }, JSON.stringify(params));
     }
   });
@@ -173,7 +173,7 @@ describe('dubParams.voices', () => {
       speaker_1: 'espeak-es1',
     });
     assert.deepEqual(changedVoices(TWO, { speaker_2: 'espeak-es1' }), {});
-    const r = refusal(() => changedVoices(TWO, { speaker_3: 'espeak-es1' }));
+    const r = refusalOf(() => changedVoices(TWO, { speaker_3: 'espeak-es1' }));
     assert.deepEqual(r, { code: 'invalid_request', field: 'dubParams.voices.speaker_3', status: 400 });
   });
 

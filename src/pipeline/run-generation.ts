@@ -325,9 +325,7 @@ export async function runGeneration(
           height: plan.height,
           fps: plan.fps,
           syncMode: plan.syncMode,
-          ...(articulation
-            ? { articulation: articulationReport(articulation, plan, { visemeModel: visemes !== null }) }
-            : {}),
+          ...(articulation ? { articulation: articulationReport(articulation, plan, visemes) } : {}),
         },
       };
     },

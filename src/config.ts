@@ -56,8 +56,8 @@ const urlVar = (protocols: readonly string[], description: string) =>
   Type.String({ format: 'uri', protocols, description });
 
 /** The viseme models the service can run (LIPSYNC_VISEME_MODEL). */
-export const VISEME_MODELS = ['articulation-v1', 'cherry'] as const;
-export type VisemeModelId = (typeof VISEME_MODELS)[number];
+export const VISEME_MODELS = ['articulation-v1', 'cherry', 'none'] as const;
+export type VisemeModelId = Exclude<(typeof VISEME_MODELS)[number], 'none'>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const GiB = 1024 ** 3;
@@ -303,7 +303,7 @@ export const ENV_VARIABLES = {
     schema: enumVar(
       VISEME_MODELS,
       'articulation-v1',
-      'Lips of recordings without trusted words: the shipped model, or the downloaded cherry model.',
+      'Lips of recordings without trusted words: the shipped model, the downloaded cherry model, or none (acoustic shapes).',
     ),
   },
   LIPSYNC_ARTICULATION_RECOGNIZE: {
@@ -1070,9 +1070,14 @@ function articulationConfig(
   recognizer: SpeechConfig['recognition']['provider'],
 ): SpeechConfig['articulation'] {
   const mode = choice<SpeechConfig['articulation']['mode']>('LIPSYNC_ARTICULATION');
+  // Off by default with the local recognizer: on a recording without a transcript, pocketsphinx took
+  // 2.4-2.6 s of a 4 s 720p generation (1.3 s without) and barely moved the lips (ADR 8, amended). An
+  // OpenAI-compatible server the operator configured is theirs to judge: on by default.
+  const recognize = bool('LIPSYNC_ARTICULATION_RECOGNIZE', recognizer === 'openai');
   // The shipped model by default: on the face fixtures it shuts p, b, m without lowering the sync
   // outside lip sounds, which cherry's model does (docs/engine.md). Cherry's is the operator's choice.
-  const id = choice<VisemeModelId>('LIPSYNC_VISEME_MODEL');
+  const id = choice<VisemeModelId | 'none'>('LIPSYNC_VISEME_MODEL');
+  if (id === 'none') return { mode, recognize, visemeModel: null };
   const path = id === 'cherry' ? join(modelsDir(env, dataDir), VISEME_MODEL_FILE) : SHIPPED_VISEME_MODEL;
   let visemeModel: SpeechConfig['articulation']['visemeModel'] = { id, path };
   if (!existsSync(path)) {
@@ -1083,14 +1088,7 @@ function articulationConfig(
     );
     visemeModel = null;
   }
-  return {
-    mode,
-    // Off by default with the local recognizer: on a recording without a transcript, pocketsphinx took
-    // 2.4-2.6 s of a 4 s 720p generation (1.3 s without) and barely moved the lips (ADR 8, amended). An
-    // OpenAI-compatible server the operator configured is theirs to judge: on by default.
-    recognize: bool('LIPSYNC_ARTICULATION_RECOGNIZE', recognizer === 'openai'),
-    visemeModel,
-  };
+  return { mode, recognize, visemeModel };
 }
 
 function recognitionConfig({ problems, url, choice, str }: EnvReader): SpeechConfig['recognition'] {

@@ -257,6 +257,7 @@ describe('articulation config', () => {
       problemsOf({ LIPSYNC_MODELS_DIR: '/nonexistent-models', LIPSYNC_VISEME_MODEL: 'cherry' })[0],
       /LIPSYNC_VISEME_MODEL=cherry needs cherry-visemes\.onnx/,
     );
+    assert.equal(loadConfig({ LIPSYNC_VISEME_MODEL: 'none' }).speech.articulation.visemeModel, null);
     assert.match(problemsOf({ LIPSYNC_VISEME_MODEL: 'big' })[0], /LIPSYNC_VISEME_MODEL/);
     assert.match(problemsOf({ LIPSYNC_ARTICULATION: 'neural' })[0], /LIPSYNC_ARTICULATION/);
   });

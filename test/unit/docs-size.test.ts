@@ -1,4 +1,4 @@
-// The documentation stays readable: README.md at most 16,000 bytes, docs/ at most 250,000 bytes of text
+// The documentation stays readable: README.md at most 16,000 bytes, docs/ at most 275,000 bytes of text
 // in all (issue 30). A measurement log belongs in bench/results/, not in docs/. The studio's screenshots
 // (docs/images) are not text to read: they have their own cap, so the repository stays small.
 import { test } from 'node:test';
@@ -25,9 +25,9 @@ test('README.md is at most 16,000 bytes', () => {
   assert.ok(size <= 16_000, `README.md is ${size} bytes`);
 });
 
-test('docs/ is at most 250,000 bytes of text in all', () => {
+test('docs/ is at most 275,000 bytes of text in all', () => {
   const size = bytesUnder(join(root, 'docs'), (name) => !IMAGE.test(name));
-  assert.ok(size <= 250_000, `docs/ is ${size} bytes of text`);
+  assert.ok(size <= 275_000, `docs/ is ${size} bytes of text`);
 });
 
 test('the images in docs/ are at most 600,000 bytes in all', () => {

@@ -17,13 +17,15 @@
 //   node --import tsx bench/submit-overhead.ts [--quick] [--runs=N] [--video=face_1.mp4]
 //                                              [--audio=audio_1.wav] [--engine=passthrough]
 //                                              [--size=1280x720] [--recognize=1] [--warm-up=0]
+//                                              [--viseme-model=none]
 //
 // --size: the fixture clip is first re-encoded to that size (scaled to the height and padded to the
 // width, as bench/engine.ts makes its 720p case; the scaled clip must not be wider), and that file is
 // the input. --recognize=1: the words of the recording are recognized for the mouth shapes
 // (LIPSYNC_ARTICULATION_RECOGNIZE=1; off by default, as in the server). --warm-up=0: the worker does
 // not load the engine at start (LIPSYNC_ENGINE_WARM_UP=0), so the first generation loads it. The first
-// generation after the start is printed on its own; the runs measured come after it.
+// generation after the start is printed on its own; the runs measured come after it. --viseme-model:
+// LIPSYNC_VISEME_MODEL of the server (`none`: the lips without the shipped model, as before issue 32).
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -254,6 +256,7 @@ await runMain(
       LIPSYNC_ENGINES_FILE: enginesFile,
       LIPSYNC_ARTICULATION_RECOGNIZE: args.values.recognize === '1' ? '1' : '0',
       LIPSYNC_ENGINE_WARM_UP: args.values['warm-up'] === '0' ? '0' : '1',
+      ...(args.values['viseme-model'] ? { LIPSYNC_VISEME_MODEL: args.values['viseme-model'] } : {}),
     });
     const server = await startServiceServer('server (sqlite, LIPSYNC_ROLE=all)', dep.env);
     const assets = { video: await upload(server, VIDEO), audio: await upload(server, AUDIO) };

@@ -12,7 +12,11 @@
 //   noisy-loudness  the recording mixed with noise at 10 dB SNR, loudness alone;
 //   noisy-vad       the same mix, with voice activity and the transcript (the new path);
 //   model           the recording alone, lips from the learned viseme model (no recognition);
-//   recognition+model  recognized words where confident, the viseme model elsewhere.
+//   recognition+model  recognized words where confident, the viseme model elsewhere;
+//   vad             the recording alone, voice activity and acoustic shapes (no model, no words);
+//   noisy-vad-only  the noisy mix, voice activity only; noisy-model: the noisy mix with the model.
+// --model F picks the viseme model (default: the shipped models/articulation-v1.onnx); --voice V the
+// local voice that speaks the sentence (slt-hts; rhvoice-clb, which no shipped model was trained on).
 // Each drives the first 4.9 s of the clip (decoder -> engine -> encoder); the meter measures the mouth
 // at every sound of the true timeline. Needs the fixtures (LIPSYNC_FIXTURES_DIR or ../shared/fixtures).
 import { join } from 'node:path';
@@ -65,6 +69,8 @@ const { values } = parseArgs({
     conditions: { type: 'string', default: ALL.join(',') },
     noise: { type: 'string', default: 'music' },
     snr: { type: 'string', default: '10' },
+    model: { type: 'string', default: 'models/articulation-v1.onnx' },
+    voice: { type: 'string', default: 'slt-hts' },
     json: { type: 'boolean', default: false },
     // Per p, b, m of the true timeline: the opening above the clip's shut level at its middle frame.
     detail: { type: 'boolean', default: false },
@@ -78,7 +84,7 @@ const dir = await makeTempDir('articulation-eval');
 const text = SENTENCES[values.sentence] ?? values.sentence;
 // The recording starts with a pause of LEAD_MS, so closure in pauses is measured in noise too.
 const LEAD_MS = 700;
-const rec = await recordingWithLead(text, LEAD_MS, dir);
+const rec = await recordingWithLead(text, LEAD_MS, dir, values.voice);
 const { truth: timeline, samples: clean16, path: clean } = rec;
 const truth: TimedPhoneme[] = timeline.phonemes;
 const noiseOf: Record<string, (n: number) => Float32Array> = {
@@ -93,7 +99,7 @@ await writeWav16(
   16000,
 );
 
-const visemeModel = await loadVisemeModel(fixture('models/cherry-visemes.onnx'));
+const visemeModel = await loadVisemeModel(values.model);
 const tools = {
   detectSpeech: async (p: string) => (await detectSpeech(p)).segments,
   recognizer: new LocalRecognitionProvider(),
@@ -109,10 +115,14 @@ async function articulation(condition: string): Promise<Articulation | null> {
       return articulate({ audioPath: clean, durationMs, transcript: text, workDir: dir }, tools);
     case 'recognition':
       return articulate({ audioPath: clean, durationMs, workDir: dir }, tools);
+    case 'vad':
     case 'model':
       return articulate({ audioPath: clean, durationMs, workDir: dir }, { ...tools, recognizer: null });
     case 'recognition+model':
       return articulate({ audioPath: clean, durationMs, workDir: dir }, tools);
+    case 'noisy-vad-only':
+    case 'noisy-model':
+      return articulate({ audioPath: noisy, durationMs, workDir: dir }, { ...tools, recognizer: null });
     case 'noisy-vad':
       return articulate({ audioPath: noisy, durationMs, transcript: text, workDir: dir }, tools);
     default:

@@ -1,7 +1,8 @@
 // Environment -> validated, frozen Config. Read once at start; a bad value stops the start with a
 // message naming every bad variable. No other module reads process.env.
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { isPlan, PLANS, type Plan } from './domain/plans.js';
 import { defaultSpeechProcesses, type ProcessPoolLimits } from './processes/pool.js';
@@ -53,6 +54,10 @@ const enumVar = (values: readonly string[], def: string, description: string) =>
   );
 const urlVar = (protocols: readonly string[], description: string) =>
   Type.String({ format: 'uri', protocols, description });
+
+/** The viseme models the service can run (LIPSYNC_VISEME_MODEL). */
+export const VISEME_MODELS = ['articulation-v1', 'cherry', 'none'] as const;
+export type VisemeModelId = Exclude<(typeof VISEME_MODELS)[number], 'none'>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const GiB = 1024 ** 3;
@@ -282,7 +287,7 @@ export const ENV_VARIABLES = {
   },
   LIPSYNC_MODELS_DIR: {
     group: 'engine',
-    schema: textVar('Optional model files (`lipsync models download`), such as the viseme model.'),
+    schema: textVar('Optional model files (`lipsync models download`), such as the cherry viseme model.'),
     defaultText: '`$LIPSYNC_DATA_DIR/models`',
   },
   LIPSYNC_ARTICULATION: {
@@ -291,6 +296,14 @@ export const ENV_VARIABLES = {
       ['auto', 'acoustic'],
       'auto',
       '`auto`: voice activity with transcript alignment or recognition; `acoustic`: loudness only.',
+    ),
+  },
+  LIPSYNC_VISEME_MODEL: {
+    group: 'engine',
+    schema: enumVar(
+      VISEME_MODELS,
+      'articulation-v1',
+      'Lips of recordings without trusted words: the shipped model, the downloaded cherry model, or none (acoustic shapes).',
     ),
   },
   LIPSYNC_ARTICULATION_RECOGNIZE: {
@@ -538,10 +551,10 @@ export interface SpeechConfig {
     /** Recognize the words of recordings that come without a transcript. */
     readonly recognize: boolean;
     /**
-     * The learned audio-to-viseme model (`cherry-visemes.onnx` in LIPSYNC_MODELS_DIR), or null: it
-     * shapes the stretches no trusted phoneme covers.
+     * The learned audio-to-viseme model (the shipped models/articulation-v1.onnx, or the downloaded
+     * `cherry-visemes.onnx`), or null: it shapes the stretches no trusted phoneme covers.
      */
-    readonly visemeModel: string | null;
+    readonly visemeModel: { readonly id: VisemeModelId; readonly path: string } | null;
   };
 }
 
@@ -1032,8 +1045,19 @@ function resolvedPath(path: string | null): string | null {
   return path === null ? null : resolve(path);
 }
 
-/** The viseme model's file name inside the models folder. */
+/** The downloadable viseme model's file name inside the models folder. */
 export const VISEME_MODEL_FILE = 'cherry-visemes.onnx';
+
+/**
+ * The project's own viseme model, shipped in the package (`models/` beside `src/` and `dist/`, so a
+ * clone, a build and an installed package all find it from this file).
+ */
+export const SHIPPED_VISEME_MODEL = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  'models',
+  'articulation-v1.onnx',
+);
 
 /** Where model files live: LIPSYNC_MODELS_DIR, else `models` in the data folder. */
 export function modelsDir(env: Env, dataDir: string): string {
@@ -1046,22 +1070,25 @@ function articulationConfig(
   recognizer: SpeechConfig['recognition']['provider'],
 ): SpeechConfig['articulation'] {
   const mode = choice<SpeechConfig['articulation']['mode']>('LIPSYNC_ARTICULATION');
-  // An explicit folder must hold the model; the default folder is used once `lipsync models
-  // download` has put it there.
-  let visemeModel: string | null = join(modelsDir(env, dataDir), VISEME_MODEL_FILE);
-  if (!existsSync(visemeModel)) {
-    if (env.LIPSYNC_MODELS_DIR)
-      problems.push(`LIPSYNC_MODELS_DIR has no ${VISEME_MODEL_FILE} (lipsync models download)`);
+  // Off by default with the local recognizer: on a recording without a transcript, pocketsphinx took
+  // 2.4-2.6 s of a 4 s 720p generation (1.3 s without) and barely moved the lips (ADR 8, amended). An
+  // OpenAI-compatible server the operator configured is theirs to judge: on by default.
+  const recognize = bool('LIPSYNC_ARTICULATION_RECOGNIZE', recognizer === 'openai');
+  // The shipped model by default: on the face fixtures it shuts p, b, m without lowering the sync
+  // outside lip sounds, which cherry's model does (docs/engine.md). Cherry's is the operator's choice.
+  const id = choice<VisemeModelId | 'none'>('LIPSYNC_VISEME_MODEL');
+  if (id === 'none') return { mode, recognize, visemeModel: null };
+  const path = id === 'cherry' ? join(modelsDir(env, dataDir), VISEME_MODEL_FILE) : SHIPPED_VISEME_MODEL;
+  let visemeModel: SpeechConfig['articulation']['visemeModel'] = { id, path };
+  if (!existsSync(path)) {
+    problems.push(
+      id === 'cherry'
+        ? `LIPSYNC_VISEME_MODEL=cherry needs ${VISEME_MODEL_FILE} in the models folder (lipsync models download)`
+        : `the shipped viseme model ${path} is missing (a broken install)`,
+    );
     visemeModel = null;
   }
-  return {
-    mode,
-    // Off by default with the local recognizer: on a recording without a transcript, pocketsphinx took
-    // 2.4-2.6 s of a 4 s 720p generation (1.3 s without) and barely moved the lips (ADR 8, amended). An
-    // OpenAI-compatible server the operator configured is theirs to judge: on by default.
-    recognize: bool('LIPSYNC_ARTICULATION_RECOGNIZE', recognizer === 'openai'),
-    visemeModel,
-  };
+  return { mode, recognize, visemeModel };
 }
 
 function recognitionConfig({ problems, url, choice, str }: EnvReader): SpeechConfig['recognition'] {

@@ -9,7 +9,7 @@ import {
   type ArticulationSource,
 } from '../speech/articulation.js';
 import { inOutputTime } from './timeline.js';
-import type { VisemeResult } from '../speech/viseme-model.js';
+import { visemeConfidence, type VisemeResult } from '../speech/viseme-model.js';
 
 export type { ArticulationDeps } from '../speech/articulation.js';
 
@@ -44,8 +44,19 @@ export interface ArticulationReport {
   primary: ArticulationSource;
   /** ms of output speech per source. */
   sourceMs: Partial<Record<ArticulationSource, number>>;
-  /** Output-time spans (at most REPORTED_SPANS), each with its source and confidence. */
-  spans: { startMs: number; endMs: number; source: ArticulationSource; confidence: number }[];
+  /**
+   * Output-time spans (at most REPORTED_SPANS), each with its source and confidence; `model` spans
+   * name the viseme model, their confidence its mean top-class probability there.
+   */
+  spans: {
+    startMs: number;
+    endMs: number;
+    source: ArticulationSource;
+    confidence: number;
+    model?: string;
+  }[];
+  /** The viseme model that shaped what no trusted word covers (`articulation-v1`, `cherry`), or null. */
+  visemeModel: string | null;
   spansTruncated: boolean;
   /** Speech segments found by voice activity detection, or null when silence came from loudness. */
   speechSegments: number | null;
@@ -56,21 +67,31 @@ export interface ArticulationReport {
 export function articulationReport(
   a: Articulation,
   plan: ConformPlan,
-  opts: { visemeModel: boolean },
+  visemes: VisemeResult | null,
 ): ArticulationReport {
-  // With the viseme model, what is not covered by trusted phones gets the model's lips.
-  const spans = inOutputTime(a.spans, plan).map((s) =>
-    opts.visemeModel && s.source === 'acoustic' ? { ...s, source: 'model' as const } : s,
+  // With the viseme model, what is not covered by trusted phones gets the model's lips (its rows are
+  // in output time: it read the conformed audio).
+  const model = visemes ? (visemes.model ?? 'model') : null;
+  const spans: ArticulationReport['spans'] = inOutputTime(a.spans, plan).map((s) =>
+    visemes && model && s.source === 'acoustic'
+      ? {
+          ...s,
+          source: 'model' as const,
+          model,
+          confidence: visemeConfidence(visemes, s.startMs, s.endMs),
+        }
+      : s,
   );
   const sourceMs: Partial<Record<ArticulationSource, number>> = {};
   for (const s of spans) sourceMs[s.source] = (sourceMs[s.source] ?? 0) + (s.endMs - s.startMs);
   let primary = a.primary;
-  if (opts.visemeModel && primary === 'acoustic') primary = 'model';
+  if (visemes && primary === 'acoustic') primary = 'model';
   return {
     primary,
     sourceMs,
     spans: spans.slice(0, REPORTED_SPANS),
     spansTruncated: spans.length > REPORTED_SPANS,
+    visemeModel: model,
     speechSegments: a.speech ? inOutputTime(a.speech, plan).length : null,
     timings: a.timings,
     notes: a.notes,

@@ -356,11 +356,7 @@ export async function runGeneration(
           height: plan.height,
           fps: plan.fps,
           syncMode: plan.syncMode,
-          ...(articulation
-            ? {
-                articulation: articulationReport(articulation, whole.plan, { visemeModel: visemes !== null }),
-              }
-            : {}),
+          ...(articulation ? { articulation: articulationReport(articulation, whole.plan, visemes) } : {}),
         },
       };
     },

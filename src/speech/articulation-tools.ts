@@ -8,11 +8,11 @@ import { detectSpeech, loadSpeechDetector } from './vad.js';
 import { VISEME_SAMPLE_RATE, loadVisemeModel, type VisemeResult } from './viseme-model.js';
 import { readMono } from '../media/mono.js';
 
-function visemesOf(modelPath: string) {
+function visemesOf(id: string, modelPath: string) {
   return async (path: string, signal?: AbortSignal): Promise<VisemeResult> => {
     const model = await loadVisemeModel(modelPath);
     const samples = await readMono(path, VISEME_SAMPLE_RATE, { signal });
-    return model.run(samples, VISEME_SAMPLE_RATE, signal);
+    return { ...(await model.run(samples, VISEME_SAMPLE_RATE, signal)), model: id };
   };
 }
 
@@ -25,7 +25,9 @@ export function articulationTools(
     detectSpeech: async (path, signal) => (await detectSpeech(path, { signal })).segments,
     recognizer: cfg.articulation.recognize ? createRecognizer(cfg.recognition, opts) : null,
     align: alignTranscript,
-    visemes: cfg.articulation.visemeModel ? visemesOf(cfg.articulation.visemeModel) : null,
+    visemes: cfg.articulation.visemeModel
+      ? visemesOf(cfg.articulation.visemeModel.id, cfg.articulation.visemeModel.path)
+      : null,
     warmUp: loadSpeechDetector,
   };
 }

@@ -4,7 +4,7 @@
 //   text         the speech was synthesized here: its own phone times (confidence 1);
 //   alignment    a known transcript (the client's `transcript`, a dialogue edit's words) forced-aligned;
 //   recognition  words recognized in the audio, then forced-aligned (the transcription issue's tools);
-//   model        the learned audio-to-viseme model, where configured (the pipeline relabels acoustic);
+//   model        the learned audio-to-viseme model (shipped, on by default; the pipeline relabels acoustic);
 //   acoustic     nothing better: the engine shapes the mouth from the signal, as before.
 //
 // Voice activity (Silero VAD) decides speech and silence, so background noise (music, street, room tone)
@@ -289,13 +289,13 @@ export async function articulate(input: ArticulationInput, deps: ArticulationDep
       notes.push('the transcript could not be aligned to the audio');
     }
   }
-  // Measured on the fixture faces (docs/engine.md): without a transcript the viseme model's lips beat
-  // recognized words (p/b/m 0.15-0.27 of the open vowels against 0.71-0.88), and recognition on top
-  // of the model made them worse; so with a model there is no recognition.
-  if (deps.visemes) return finish([]);
+  // Recognition, where the operator turned it on, comes before the viseme model: it is off by default
+  // with the local recognizer because the model's lips beat its words (ADR 8).
   if (!deps.recognizer) {
     notes.push(
-      'no transcript and recognition is off: mouth shapes from the sound (give a transcript for per-sound lip shapes)',
+      deps.visemes
+        ? 'no transcript: lip shapes from the viseme model (give a transcript for per-sound lip shapes)'
+        : 'no transcript and recognition is off: mouth shapes from the sound (give a transcript for per-sound lip shapes)',
     );
     return finish([]);
   }

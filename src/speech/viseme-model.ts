@@ -441,6 +441,25 @@ export interface VisemeResult {
   probabilities: Float32Array;
   /** Rows: ceil(audio length / 10 ms), at least 1. */
   frames: number;
+  /** Which model (`articulation-v1`, `cherry`), as the quality report names it. */
+  model?: string;
+}
+
+/**
+ * How sure the model was over [startMs, endMs): the mean over its rows of the most likely class's
+ * probability (0..1, two decimals); 0 where the rows do not reach.
+ */
+export function visemeConfidence(result: VisemeResult, startMs: number, endMs: number): number {
+  const a = Math.max(0, Math.floor(startMs / result.frameMs));
+  const b = Math.min(result.frames, Math.ceil(endMs / result.frameMs));
+  if (b <= a) return 0;
+  let sum = 0;
+  for (let r = a; r < b; r++) {
+    let best = 0;
+    for (let c = 0; c < CLASSES; c++) best = Math.max(best, result.probabilities[r * CLASSES + c]);
+    sum += best;
+  }
+  return Math.round((sum / (b - a)) * 100) / 100;
 }
 
 export interface VisemeRunOptions {

@@ -71,7 +71,7 @@ describe('lipsync generate', { timeout: 180_000 }, () => {
     assert.match(r.stdout, /engine cpu, face in 50\/50 frames/);
     assert.match(r.stdout, /active speaker: single-face, 1 face\(s\)/);
     // Recorded speech without transcript: its words are recognized; the summary says what shaped the mouth.
-    assert.match(r.stdout, /mouth shapes from (recognition|acoustic) \d+%/);
+    assert.match(r.stdout, /mouth shapes from (recognition|model) \d+%/);
     const probe = await probeMedia(out);
     assert.ok(probe.video && probe.audio, 'the output has picture and sound');
     assert.ok(Math.abs((probe.durationSeconds ?? 0) - 2) < 0.1, String(probe.durationSeconds));

@@ -1,7 +1,7 @@
 // `lipsync models`: the viseme model fetched from a mirror (a local HTTP server standing in for the
 // upstream host), kept only when its checksum matches (a tampered file leaves nothing behind), listed
-// as verified; then a server started with that folder shapes a recording without words with it, and
-// its quality report says so.
+// as verified; a server with the defaults shapes a recording without words with the shipped model, one
+// told to use the downloaded model with that one, and their quality reports say so.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -70,7 +70,7 @@ describe('lipsync models', { timeout: 300_000 }, () => {
     assert.match(listed.stdout, /^cherry-visemes\.onnx {2}verified/m);
   });
 
-  test('a server with the models folder shapes a recording without words with the viseme model', async () => {
+  test('a recording without words gets the shipped model by default, the downloaded one when chosen', async () => {
     const folder = join(dir, 'models');
     const face = join(dir, 'face.mp4');
     const speech = join(dir, 'speech.wav');
@@ -89,25 +89,38 @@ describe('lipsync models', { timeout: 300_000 }, () => {
       ]),
       run('ffmpeg', ['-v', 'error', '-y', '-i', fixture('media/hello.wav'), '-t', '2', speech]),
     ]);
-    const server = await startServer({ env: { ...dep.env, LIPSYNC_MODELS_DIR: folder } });
-    try {
-      const org = await cliOrg(dep.env);
-      const id = await createGeneration(server, org, {
-        model: 'lipsync-2',
-        input: [
-          { type: 'video', assetId: await uploadOverHttp(server, org, face) },
-          { type: 'audio', assetId: await uploadOverHttp(server, org, speech) },
-        ],
-      });
-      const done = await waitDone(server, org, id);
-      assert.equal(done.status, 'COMPLETED', JSON.stringify(done));
-      const q = (await api(server, org, 'GET', `/v2/generate/${id}?include=quality`)).json.quality;
-      assert.equal(q.lipShapesOutsidePhonemes, 'viseme-model');
-      assert.equal(q.articulation.primary, 'model');
-      assert.equal(q.articulation.timings.recognitionMs, 0, 'with the model, no recognition');
-      assert.ok(q.articulation.speechSegments >= 1);
-    } finally {
-      await server.stop();
+    for (const [env, model] of [
+      [{}, 'articulation-v1'],
+      [{ LIPSYNC_MODELS_DIR: folder, LIPSYNC_VISEME_MODEL: 'cherry' }, 'cherry'],
+    ] as const) {
+      const server = await startServer({ env: { ...dep.env, ...env } });
+      try {
+        const org = await cliOrg(dep.env);
+        const id = await createGeneration(server, org, {
+          model: 'lipsync-2',
+          input: [
+            { type: 'video', assetId: await uploadOverHttp(server, org, face) },
+            { type: 'audio', assetId: await uploadOverHttp(server, org, speech) },
+          ],
+        });
+        const done = await waitDone(server, org, id);
+        assert.equal(done.status, 'COMPLETED', JSON.stringify(done));
+        const q = (await api(server, org, 'GET', `/v2/generate/${id}?include=quality`)).json.quality;
+        assert.equal(q.lipShapesOutsidePhonemes, 'viseme-model');
+        assert.equal(q.articulation.primary, 'model');
+        assert.equal(q.articulation.visemeModel, model);
+        assert.equal(q.articulation.timings.recognitionMs, 0, 'recognition is off by default');
+        assert.ok(q.articulation.speechSegments >= 1);
+        // Each model span names the model and how sure it was (its mean top-class probability).
+        const spans = q.articulation.spans.filter((sp: { source: string }) => sp.source === 'model');
+        assert.ok(spans.length >= 1, JSON.stringify(q.articulation));
+        for (const sp of spans) {
+          assert.equal(sp.model, model);
+          assert.ok(sp.confidence > 0 && sp.confidence <= 1, JSON.stringify(sp));
+        }
+      } finally {
+        await server.stop();
+      }
     }
   });
 });

@@ -97,11 +97,19 @@ export interface LeadRecording {
   durationMs: number;
 }
 
-/** A sentence spoken by the local `slt-hts` voice after `leadMs` of silence, written into `dir`. */
-export async function recordingWithLead(text: string, leadMs: number, dir: string): Promise<LeadRecording> {
+/**
+ * A sentence spoken by a local voice (default `slt-hts`, festival's own phone times; RHVoice voices
+ * bring forced-aligned times) after `leadMs` of silence, written into `dir`.
+ */
+export async function recordingWithLead(
+  text: string,
+  leadMs: number,
+  dir: string,
+  voice = 'slt-hts',
+): Promise<LeadRecording> {
   const synth = await new LocalSynthesisProvider().synthesize({
     text,
-    providerVoiceId: 'slt-hts',
+    providerVoiceId: voice,
     settings: {},
     workDir: dir,
   });

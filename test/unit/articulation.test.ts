@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { AppError } from '../../src/domain/errors.js';
 import { normaliseGenerationRequest } from '../../src/domain/generation-request.js';
-import { planMouth, spanMask, withVisemes } from '../../src/engines/cpu/articulated-mouth.js';
+import { planMouth, spanMask, visemeClosures, withVisemes } from '../../src/engines/cpu/articulated-mouth.js';
 import type { AudioFeatures } from '../../src/engines/cpu/audio-features.js';
 import type { MouthTrack } from '../../src/engines/cpu/audio-mouth.js';
 import type { ConformPlan } from '../../src/media/conform-plan.js';
@@ -19,7 +19,13 @@ import {
   mergeSpans,
   wordConfidence,
 } from '../../src/speech/articulation.js';
-import type { VisemeTrack } from '../../src/speech/viseme-model.js';
+import {
+  VISEME_CLASSES,
+  VISEME_CLOSED_CLASS,
+  visemeConfidence,
+  type VisemeResult,
+  type VisemeTrack,
+} from '../../src/speech/viseme-model.js';
 
 describe('word confidence', () => {
   const speech = [{ startMs: 1000, endMs: 3000 }];
@@ -205,6 +211,36 @@ describe('the engine mouth plan', () => {
     assert.equal(t.open[0], 0.5);
     assert.ok(t.width[0] > 0 && t.width[1] < 0 && t.round[1] > 0.5);
     assert.equal(t.round[3], 0, 'no lip shape where the mouth is closed anyway');
+  });
+});
+
+describe('closures heard by the viseme model', () => {
+  /** 10 ms rows whose lips-shut probability is `shut(row)`, the rest on the rest class. */
+  const rows = (n: number, shut: (r: number) => number): VisemeResult => {
+    const k = VISEME_CLASSES.length;
+    const probabilities = new Float32Array(n * k);
+    const rest = VISEME_CLASSES.findIndex((c) => c.name === 'Neutral');
+    for (let r = 0; r < n; r++) {
+      probabilities[r * k + VISEME_CLOSED_CLASS] = shut(r);
+      probabilities[r * k + rest] = 1 - shut(r);
+    }
+    return { frameMs: 10, classes: [], probabilities, frames: n };
+  };
+
+  test('a peak that stands out is a closure held around it; a raised level everywhere is not', () => {
+    const peak = visemeClosures(rows(100, (r) => (r >= 49 && r <= 51 ? 0.3 : 0.05)));
+    assert.equal(peak.length, 1);
+    assert.ok(peak[0].startMs < 500 && peak[0].endMs > 500 && peak[0].endMs - peak[0].startMs === 60);
+    // Noise lifts the probability everywhere: a bump of 0.3 over 0.2 does not stand out.
+    assert.deepEqual(visemeClosures(rows(100, (r) => (r >= 49 && r <= 51 ? 0.3 : 0.2))), []);
+    assert.deepEqual(visemeClosures(rows(100, () => 0.1)), [], 'under the threshold');
+  });
+
+  test('confidence over a span is the mean top-class probability', () => {
+    const r = rows(10, (i) => (i < 5 ? 0.9 : 0.3));
+    assert.equal(visemeConfidence(r, 0, 50), 0.9);
+    assert.equal(visemeConfidence(r, 0, 100), 0.8);
+    assert.equal(visemeConfidence(r, 200, 300), 0, 'past the rows');
   });
 });
 

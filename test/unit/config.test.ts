@@ -213,9 +213,13 @@ describe('config: HTTP timeouts', () => {
 });
 
 describe('articulation config', () => {
-  test('defaults: auto, recognition off, no viseme model unless the models folder holds it', () => {
+  test('defaults: auto, recognition off, the shipped viseme model (found from the package)', () => {
     const c = loadConfig({ LIPSYNC_DATA_DIR: '/nonexistent-lipsync-data' });
-    assert.deepEqual(c.speech.articulation, { mode: 'auto', recognize: false, visemeModel: null });
+    assert.deepEqual(c.speech.articulation, {
+      mode: 'auto',
+      recognize: false,
+      visemeModel: { id: 'articulation-v1', path: resolve('models/articulation-v1.onnx') },
+    });
     const on = loadConfig({
       LIPSYNC_DATA_DIR: '/nonexistent-lipsync-data',
       LIPSYNC_ARTICULATION_RECOGNIZE: '1',
@@ -232,12 +236,29 @@ describe('articulation config', () => {
       false,
     );
   });
-  test('a models folder with the viseme model is used; one without it, or a bad mode, is refused', () => {
+  test('the cherry model is used from the models folder when chosen; chosen without it, or a bad mode, is refused', () => {
     const dir = fixture('models');
-    const c = loadConfig({ LIPSYNC_MODELS_DIR: dir, LIPSYNC_ARTICULATION: 'acoustic' });
-    assert.equal(c.speech.articulation.visemeModel, resolve(dir, 'cherry-visemes.onnx'));
+    const c = loadConfig({
+      LIPSYNC_MODELS_DIR: dir,
+      LIPSYNC_VISEME_MODEL: 'cherry',
+      LIPSYNC_ARTICULATION: 'acoustic',
+    });
+    assert.deepEqual(c.speech.articulation.visemeModel, {
+      id: 'cherry',
+      path: resolve(dir, 'cherry-visemes.onnx'),
+    });
     assert.equal(c.speech.articulation.mode, 'acoustic');
-    assert.match(problemsOf({ LIPSYNC_MODELS_DIR: '/nonexistent-models' })[0], /has no cherry-visemes\.onnx/);
+    // A folder without cherry's file is fine while the shipped model is the one used.
+    assert.equal(
+      loadConfig({ LIPSYNC_MODELS_DIR: '/nonexistent-models' }).speech.articulation.visemeModel?.id,
+      'articulation-v1',
+    );
+    assert.match(
+      problemsOf({ LIPSYNC_MODELS_DIR: '/nonexistent-models', LIPSYNC_VISEME_MODEL: 'cherry' })[0],
+      /LIPSYNC_VISEME_MODEL=cherry needs cherry-visemes\.onnx/,
+    );
+    assert.equal(loadConfig({ LIPSYNC_VISEME_MODEL: 'none' }).speech.articulation.visemeModel, null);
+    assert.match(problemsOf({ LIPSYNC_VISEME_MODEL: 'big' })[0], /LIPSYNC_VISEME_MODEL/);
     assert.match(problemsOf({ LIPSYNC_ARTICULATION: 'neural' })[0], /LIPSYNC_ARTICULATION/);
   });
 });

@@ -125,7 +125,7 @@ export function stopClosures(hopDb: Float32Array, gateDb: number, fps: number, f
 }
 
 /** The 10 ms hops inside (or outside) speech by a per-frame mask (frames at `fps`). */
-function hopsWhere(hopDb: Float32Array, fps: number, mask: Float32Array, inside: boolean): number[] {
+export function hopsWhere(hopDb: Float32Array, fps: number, mask: Float32Array, inside: boolean): number[] {
   const out: number[] = [];
   for (let i = 0; i < hopDb.length; i++) {
     const t = Math.floor(((i + 0.5) / 100) * fps);

@@ -5,7 +5,7 @@
 //
 //   node --import tsx bench/engine.ts [--quick] [--rounds=N] [--seconds=S] [--cases=a,b] [--in-thread]
 //                                     [--mesh-every-frame] [--mesh-tfjs] [--rgb24 | --yuv420p] [--no-pool]
-//                                     [--pipe]
+//                                     [--pipe] [--meter-every=N]
 //
 // Cases: face (a 590x590 fixture face clip), 720p (a face clip scaled and padded to 1280x720),
 // portrait (the 1080x1920 HEVC fixture scaled to 720x1280), hevc1080 (the same at its own size),
@@ -121,6 +121,8 @@ const meshTfjs = process.argv.includes('--mesh-tfjs');
 const usePool = !process.argv.includes('--no-pool');
 // --pipe: decoded frames read from ffmpeg's stdout pipe (a buffer per read) instead of the FIFO.
 const viaPipe = process.argv.includes('--pipe');
+// --meter-every=N: the realism meters on one frame pair in N (engine setting meterEvery; 0: off).
+const meterEvery = option('meter-every');
 const forcedFormat: PixelFormat | null = process.argv.includes('--rgb24')
   ? 'rgb24'
   : process.argv.includes('--yuv420p')
@@ -310,6 +312,7 @@ async function main(): Promise<void> {
                 ...(inThread ? { trackerThread: false } : {}),
                 ...(meshEveryFrame ? { interpolateLandmarks: false } : {}),
                 ...(meshTfjs ? { meshRuntime: 'tfjs' } : {}),
+                ...(meterEvery !== undefined ? { meterEvery: Number(meterEvery) } : {}),
               },
               signal: new AbortController().signal,
               scene,

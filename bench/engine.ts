@@ -263,6 +263,7 @@ async function main(): Promise<void> {
       // CPU time of this process (the job's thread and the tracking thread) per engine frame: the
       // engine's own cost, which a loaded machine stretches far less than it stretches wall time.
       const engineCpu: number[] = [];
+      const meterMs: number[] = [];
       for (let r = 0; r < rounds; r++) {
         base.push(
           await timed(() =>
@@ -320,6 +321,8 @@ async function main(): Promise<void> {
             await encodeFrames(run.frames, encodeSpec, { pool });
             const rep = run.report();
             if (rep.framesWithFace === 0) console.log(`  (${c.name}: no face found)`);
+            const m = rep.meters as { ms?: number } | null | undefined;
+            if (typeof m?.ms === 'number') meterMs.push(m.ms);
           }),
         );
         const cpu = process.cpuUsage(cpu0);
@@ -328,6 +331,12 @@ async function main(): Promise<void> {
       const b = median(base);
       const p = median(pipes);
       const e = median(engine);
+      if (meterMs.length) {
+        const ms = median(meterMs);
+        console.log(
+          `  (${c.name}: the meters took ${ms} ms, ${((ms / (e * 1000)) * 100).toFixed(1)} % of the engine's time)`,
+        );
+      }
       rows.push([
         c.name,
         `${c.width}x${c.height} ${pixelFormat}`,

@@ -8,7 +8,10 @@ import { meshLayout } from '../../src/engines/cpu/face-models.js';
 import { INNER_LIP_POLYGON, LIPS, OUTER_LIP_POLYGON } from '../../src/engines/cpu/landmarks.js';
 import {
   MeterStream,
+  cropFrame,
   isDarkHole,
+  lumaAt,
+  rgbAt,
   mouthInside,
   mouthResidual,
   regionOutlineLoop,
@@ -118,6 +121,28 @@ describe('realism meters', () => {
       const b = seamFrame({ data: yuv, width: W, height: H, format: 'yuv420p' }, ring, 100);
       assert.ok(Math.abs(a.edge - b.edge) < 0.15 * a.edge, `rgb ${a.edge} yuv ${b.edge}`);
     });
+  });
+
+  it('reads a crop of a frame as the frame itself (rgb24 and yuv420p)', () => {
+    const img = texturedPicture(W, H);
+    const yuv = new Uint8Array((W * H * 3) / 2);
+    rgbToYuv(img, W, H, clamped(yuv), { x0: 0, y0: 0, x1: W, y1: H });
+    for (const f of [rgb(img), { data: yuv, width: W, height: H, format: 'yuv420p' as const }]) {
+      const c = cropFrame(f, 101, 57, 203, 150);
+      assert.ok(c.width < W && c.height < H);
+      const a = new Float32Array(3);
+      const b = new Float32Array(3);
+      for (const [x, y] of [
+        [102.5, 58.5],
+        [150.2, 100.7],
+        [200, 148],
+      ]) {
+        rgbAt(f, x, y, a);
+        rgbAt(c, x, y, b);
+        assert.deepEqual(b, a, `${f.format} at ${x},${y}`);
+        assert.equal(lumaAt(c, x, y), lumaAt(f, x, y));
+      }
+    }
   });
 
   describe('jitter', () => {

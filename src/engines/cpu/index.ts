@@ -34,7 +34,14 @@ import { changeWeights } from './active-speaker.js';
 import { planSpeaker, type SpeakerPlan, type SpeakerReport } from './speaker-scan.js';
 import { trackInProcess, trackInWorker, warmTrackers, type TrackerStats } from './tracker-thread.js';
 import { pearson } from './stats.js';
-import { MeterStream, compareMeters, outlinePoints, regionOutlineLoop, type FrameView } from './meters.js';
+import {
+  MeterStream,
+  compareMeters,
+  cropFrame,
+  outlinePoints,
+  regionOutlineLoop,
+  type FrameView,
+} from './meters.js';
 import { clamped, yuvToRgb, type Rect } from './yuv.js';
 import type { PixelFormat } from '../../media/frames.js';
 
@@ -46,7 +53,7 @@ const YUV_MIN_PIXELS = 1280 * 720;
  * `meterEvery`; 0 turns them off): on every frame they would cost about N % of a 720p job
  * (docs/engine.md, "Meters").
  */
-const METER_EVERY = 4;
+const METER_EVERY = 6;
 
 /** Frames over which the re-drawn mouth fades in and out at the edges of active spans. */
 const SPAN_RAMP_FRAMES = 4;
@@ -283,8 +290,25 @@ export class CpuEngine implements LipsyncEngine {
         interior.observe(image, width, height, points, geometry.sourceGap, geometry.scale);
         const metered = meterEvery > 0 && t % meterEvery === 0;
         const beforeMetered = meterEvery > 0 && (t + 1) % meterEvery === 0;
+        // What the meters keep of the source before it is re-drawn in place: on a metered frame the
+        // region and the rings around its edge, on the frame before it the mouth (for the jitter).
         const c0 = performance.now();
-        const source = metered || beforeMetered ? new Uint8Array(frame) : null;
+        let keep: Rect | null = null;
+        if (metered) {
+          const [x0, y0, x1, y1] = geometry.bounds;
+          const m = 0.35 * geometry.scale + 4;
+          keep = { x0: x0 - m, y0: y0 - m, x1: x1 + m, y1: y1 + m };
+        } else if (beforeMetered) {
+          const a = lipsRegion(points, geometry.scale);
+          const b = lipsRegion(geometry.dst, geometry.scale);
+          keep = {
+            x0: Math.min(a.x0, b.x0),
+            y0: Math.min(a.y0, b.y0),
+            x1: Math.max(a.x1, b.x1),
+            y1: Math.max(a.y1, b.y1),
+          };
+        }
+        const source = keep && cropFrame(view(frame), keep.x0, keep.y0, keep.x1, keep.y1);
         meterMs += performance.now() - c0;
         if (weight > 0) {
           scratch ??= new Uint8Array(frame.length);
@@ -304,7 +328,7 @@ export class CpuEngine implements LipsyncEngine {
             loudness.push(audio.db[t]);
           }
         }
-        if (source) {
+        if (source && keep) {
           // The output's landmarks: the source's, moved where the rig moved them.
           const outPts = geometry.dst.slice(0, points.length);
           const m0 = performance.now();
@@ -312,14 +336,14 @@ export class CpuEngine implements LipsyncEngine {
             outline ??= regionOutlineLoop(rig.topology);
             const ring = outlinePoints(outline, geometry.src);
             const prev = before && before.t === t - 1 ? before : null;
-            srcMeters.add(view(source), points, ring, prev && { frame: prev.src, points: prev.srcPts });
+            srcMeters.add(source, points, ring, prev && { frame: prev.src, points: prev.srcPts });
             outMeters.add(view(frame), outPts, ring, prev && { frame: prev.out, points: prev.outPts });
           }
           before = beforeMetered
             ? {
                 t,
-                src: view(source),
-                out: view(new Uint8Array(frame)),
+                src: source,
+                out: weight > 0 ? cropFrame(view(frame), keep.x0, keep.y0, keep.x1, keep.y1) : source,
                 srcPts: Float32Array.from(points),
                 outPts,
               }

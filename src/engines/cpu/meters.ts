@@ -12,11 +12,17 @@
 import { INNER_LIP_POLYGON, LIPS, interocular, mouthOpening } from './landmarks.js';
 import type { RigTopology } from './mouth-rig.js';
 
+/**
+ * A frame, or a crop of one: `data` holds `width` x `height` pixels whose top-left corner is at
+ * (`left`, `top`) of the frame (default 0, 0); coordinates given to the readers are the frame's.
+ */
 export interface FrameView {
   data: Uint8Array;
   width: number;
   height: number;
   format: 'rgb24' | 'yuv420p';
+  left?: number;
+  top?: number;
 }
 
 /** Opening (inner-lip gap over the eye distance) from which a frame counts as an open mouth. */
@@ -26,10 +32,48 @@ export const VISIBLE_SHARE = 0.06;
 
 const clamp255 = (v: number) => (v < 0 ? 0 : v > 255 ? 255 : v);
 
+/**
+ * A copy of the rectangle [x0, x1) x [y0, y1) of a whole frame (row by row; widened to even corners
+ * for yuv420p): what the meters keep of a frame instead of all of it.
+ */
+export function cropFrame(f: FrameView, x0: number, y0: number, x1: number, y1: number): FrameView {
+  const even = f.format === 'yuv420p' ? ~1 : ~0;
+  const l = Math.max(0, Math.floor(x0) & even);
+  const t = Math.max(0, Math.floor(y0) & even);
+  const r = Math.min(f.width, (Math.ceil(x1) + 1) & even);
+  const b = Math.min(f.height, (Math.ceil(y1) + 1) & even);
+  const w = Math.max(0, r - l);
+  const h = Math.max(0, b - t);
+  if (f.format === 'rgb24') {
+    const data = new Uint8Array(w * h * 3);
+    for (let y = 0; y < h; y++) {
+      const a = ((t + y) * f.width + l) * 3;
+      data.set(f.data.subarray(a, a + w * 3), y * w * 3);
+    }
+    return { data, width: w, height: h, format: 'rgb24', left: l, top: t };
+  }
+  const data = new Uint8Array(w * h + 2 * (w >> 1) * (h >> 1));
+  for (let y = 0; y < h; y++) {
+    const a = (t + y) * f.width + l;
+    data.set(f.data.subarray(a, a + w), y * w);
+  }
+  const fw = f.width >> 1;
+  const cw = w >> 1;
+  const planes = [f.width * f.height, f.width * f.height + fw * (f.height >> 1)];
+  const into = [w * h, w * h + cw * (h >> 1)];
+  for (let k = 0; k < 2; k++) {
+    for (let y = 0; y < h >> 1; y++) {
+      const a = planes[k] + ((t >> 1) + y) * fw + (l >> 1);
+      data.set(f.data.subarray(a, a + cw), into[k] + y * cw);
+    }
+  }
+  return { data, width: w, height: h, format: 'yuv420p', left: l, top: t };
+}
+
 /** Colour (full-range rgb, BT.601 limited range for yuv420p as the engine converts) of the pixel at (x, y). */
 export function rgbAt(f: FrameView, x: number, y: number, out: Float32Array): void {
-  const xi = Math.min(f.width - 1, Math.max(0, Math.floor(x)));
-  const yi = Math.min(f.height - 1, Math.max(0, Math.floor(y)));
+  const xi = Math.min(f.width - 1, Math.max(0, Math.floor(x) - (f.left ?? 0)));
+  const yi = Math.min(f.height - 1, Math.max(0, Math.floor(y) - (f.top ?? 0)));
   if (f.format === 'rgb24') {
     const i = (yi * f.width + xi) * 3;
     out[0] = f.data[i];
@@ -48,16 +92,17 @@ export function rgbAt(f: FrameView, x: number, y: number, out: Float32Array): vo
   out[2] = clamp255(Y + 2.017 * U);
 }
 
+/** Luma of the pixel at (x, y) of `data` (crop coordinates). */
 function lumaPx(f: FrameView, x: number, y: number): number {
   if (f.format === 'yuv420p') return clamp255(1.164 * (f.data[y * f.width + x] - 16));
   const i = (y * f.width + x) * 3;
   return 0.299 * f.data[i] + 0.587 * f.data[i + 1] + 0.114 * f.data[i + 2];
 }
 
-/** Bilinear luma (full range) at (x, y), pixel centres at +0.5, edge-clamped. */
+/** Bilinear luma (full range) at frame position (x, y), pixel centres at +0.5, edge-clamped. */
 export function lumaAt(f: FrameView, x: number, y: number): number {
-  const fx = Math.min(f.width - 1.001, Math.max(0, x - 0.5));
-  const fy = Math.min(f.height - 1.001, Math.max(0, y - 0.5));
+  const fx = Math.min(f.width - 1.001, Math.max(0, x - 0.5 - (f.left ?? 0)));
+  const fy = Math.min(f.height - 1.001, Math.max(0, y - 0.5 - (f.top ?? 0)));
   const x0 = fx | 0;
   const y0 = fy | 0;
   const ax = fx - x0;
@@ -136,7 +181,7 @@ export interface RingSample {
 }
 
 /** Resamples a closed polygon every `step` pixels with outward normals (away from its centroid). */
-export function sampleRing(polygon: ArrayLike<number>, step = 1.5): RingSample {
+export function sampleRing(polygon: ArrayLike<number>, step = 3): RingSample {
   const n = polygon.length / 2;
   let cx = 0;
   let cy = 0;
@@ -191,7 +236,9 @@ export function ringContrast(f: FrameView, ring: RingSample, offset: number, h: 
     const y = ring.y[i] + ring.ny[i] * offset;
     const ox = ring.nx[i] * h;
     const oy = ring.ny[i] * h;
-    if (x - h < 0 || y - h < 0 || x + h >= f.width || y + h >= f.height) continue;
+    const l = f.left ?? 0;
+    const t = f.top ?? 0;
+    if (x - h < l || y - h < t || x + h >= l + f.width || y + h >= t + f.height) continue;
     rgbAt(f, x + ox, y + oy, pxA);
     rgbAt(f, x - ox, y - oy, pxB);
     sum += (Math.abs(pxA[0] - pxB[0]) + Math.abs(pxA[1] - pxB[1]) + Math.abs(pxA[2] - pxB[2])) / 3;
@@ -220,8 +267,13 @@ export function seamFrame(f: FrameView, ring: RingSample, scale: number): SeamFr
 
 // -------------------------------------------------------------------------------------------- jitter
 
-/** The lip landmarks whose motion explains the mouth region's motion. */
-const MOUTH_POINTS: readonly number[] = Object.values(LIPS).flat();
+/** The lip landmarks whose motion explains the mouth region's motion (outer and inner contours). */
+const MOUTH_POINTS: readonly number[] = [
+  ...LIPS.upperOuter,
+  ...LIPS.upperInner,
+  ...LIPS.lowerOuter,
+  ...LIPS.lowerInner,
+];
 
 /**
  * Mean absolute luma change of the mouth region (the outer lips' box and 0.25 eye distances around
@@ -256,12 +308,12 @@ export function mouthResidual(
     y1 = Math.max(y1, py[i]);
   });
   const m = 0.25 * scale;
-  x0 = Math.max(0, x0 - m);
-  y0 = Math.max(0, y0 - m);
-  x1 = Math.min(cur.width - 1, x1 + m);
-  y1 = Math.min(cur.height - 1, y1 + m);
-  // About 40 samples across the mouth whatever the face's size.
-  const step = Math.max(1, scale / 40);
+  x0 = Math.max(cur.left ?? 0, x0 - m);
+  y0 = Math.max(cur.top ?? 0, y0 - m);
+  x1 = Math.min((cur.left ?? 0) + cur.width - 1, x1 + m);
+  y1 = Math.min((cur.top ?? 0) + cur.height - 1, y1 + m);
+  // About 30 samples per eye distance whatever the face's size.
+  const step = Math.max(1, scale / 30);
   const s2 = (0.1 * scale) ** 2;
   let sum = 0;
   let n = 0;
@@ -346,8 +398,10 @@ export function mouthInside(f: FrameView, points: ArrayLike<number>): MouthInsid
   let pixels = 0;
   let visible = 0;
   const c = new Float32Array(3);
-  for (let y = Math.floor(y0) + 0.5; y <= y1; y++) {
-    for (let x = Math.floor(x0) + 0.5; x <= x1; x++) {
+  // About 50 samples per eye distance (every pixel of a small face).
+  const step = Math.max(1, interocular(points) / 50);
+  for (let y = Math.floor(y0) + 0.5; y <= y1; y += step) {
+    for (let x = Math.floor(x0) + 0.5; x <= x1; x += step) {
       if (!insidePolygon(poly, x, y)) continue;
       rgbAt(f, x, y, c);
       const Y = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];

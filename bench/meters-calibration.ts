@@ -4,11 +4,16 @@
 // pause, as scripts/articulation-eval.ts does), measured by `npm run quality`'s meters against the
 // clip, next to what the engine's own report says.
 //   node --import tsx bench/meters-calibration.ts [--clips face_1,face_3] [--seconds 4.9] [--json]
+// Also the engine on one frame of the clip held still for the same time (the frame of its first two
+// seconds with the mouth most shut: a portrait whose mouth was never seen open, so the interior is all
+// synthesised).
 // Closure in silence: the opening above the clip's shut level (5th percentile) over the frames outside
 // the voice-activity segments of the speech the mouth should follow.
 // Needs the fixtures (LIPSYNC_FIXTURES_DIR or ../shared/fixtures).
 import { parseArgs } from 'node:util';
 import { measureMeters, measureMouth, type VideoMeters } from '../src/engines/cpu/quality.js';
+import { join } from 'node:path';
+import { runFfmpeg } from '../src/media/ffmpeg.js';
 import { probeMedia } from '../src/media/probe.js';
 import { makeTempDir, removeTempDir } from '../src/media/tempdir.js';
 import { detectSpeech } from '../src/speech/vad.js';
@@ -64,6 +69,8 @@ interface Row {
   engine: VideoMeters;
   engineSilence: number;
   report: unknown;
+  still: VideoMeters;
+  stillReport: unknown;
 }
 
 const dir = await makeTempDir('meters-calibration');
@@ -91,7 +98,62 @@ try {
     });
     const engine = await measureMeters(out, video, facts, frames);
     const engineSilence = await closureInSilence(out, rec.path, fps, frames);
-    const row = { clip, real, realSilence, engine, engineSilence, report: report.meters };
+    const stillVideo = join(dir, `${clip}-still.mp4`);
+    // The frame of the first two seconds with the mouth most shut.
+    const first = (await measureMouth(video, facts, 2 * fps)).opening;
+    const shut = first.reduce((k, o, i) => (Number.isFinite(o) && !(o >= first[k]) ? i : k), 0);
+    await runFfmpeg([
+      '-y',
+      '-i',
+      video,
+      '-vf',
+      `fps=${fps},select=eq(n\\,${shut})`,
+      '-frames:v',
+      '1',
+      '-f',
+      'image2',
+      '-c:v',
+      'png',
+      join(dir, 'still.png'),
+    ]);
+    await runFfmpeg([
+      '-loop',
+      '1',
+      '-i',
+      join(dir, 'still.png'),
+      '-t',
+      String(seconds),
+      '-r',
+      String(fps),
+      '-pix_fmt',
+      'yuv420p',
+      '-c:v',
+      'libx264',
+      '-crf',
+      '16',
+      stillVideo,
+    ]);
+    const stillRun = await driveEngine({
+      video: stillVideo,
+      width: v.width,
+      height: v.height,
+      fps,
+      seconds,
+      audio: rec.path,
+      dir,
+      name: `${clip}-still-out`,
+    });
+    const still = await measureMeters(stillRun.out, stillVideo, facts, frames);
+    const row = {
+      clip,
+      real,
+      realSilence,
+      engine,
+      engineSilence,
+      report: report.meters,
+      still,
+      stillReport: stillRun.report.meters,
+    };
     rows.push(row);
     if (!values.json) {
       const f = (x: number | null | undefined, d = 3) =>
@@ -100,6 +162,7 @@ try {
       console.log(
         `${clip.padEnd(17)} real: seam ${f(real.output.seam)} jitter ${f(real.output.jitter, 2)} dark ${f(real.output.darkHoleShare, 2)} of ${real.output.openFrames} silence ${f(realSilence)}` +
           ` | engine: seam ${f(e.seam)} (x${f(engine.seamVsSource, 2)}) jitter ${f(e.jitter, 2)} (x${f(engine.jitterVsSource, 2)}) dark ${f(e.darkHoleShare, 2)} of ${e.openFrames} silence ${f(engineSilence)}` +
+          ` | still: dark ${f(still.output.darkHoleShare, 2)} of ${still.output.openFrames} jitter ${f(still.output.jitter, 2)}` +
           ` | report ${JSON.stringify(report.meters)}`,
       );
     }

@@ -5,7 +5,7 @@
 //
 //   node --import tsx bench/engine.ts [--quick] [--rounds=N] [--seconds=S] [--cases=a,b] [--in-thread]
 //                                     [--mesh-every-frame] [--mesh-tfjs] [--rgb24 | --yuv420p] [--no-pool]
-//                                     [--pipe]
+//                                     [--pipe] [--meter-every=N]
 //
 // Cases: face (a 590x590 fixture face clip), 720p (a face clip scaled and padded to 1280x720),
 // portrait (the 1080x1920 HEVC fixture scaled to 720x1280), hevc1080 (the same at its own size),
@@ -121,6 +121,8 @@ const meshTfjs = process.argv.includes('--mesh-tfjs');
 const usePool = !process.argv.includes('--no-pool');
 // --pipe: decoded frames read from ffmpeg's stdout pipe (a buffer per read) instead of the FIFO.
 const viaPipe = process.argv.includes('--pipe');
+// --meter-every=N: the realism meters on one frame pair in N (engine setting meterEvery; 0: off).
+const meterEvery = option('meter-every');
 const forcedFormat: PixelFormat | null = process.argv.includes('--rgb24')
   ? 'rgb24'
   : process.argv.includes('--yuv420p')
@@ -261,6 +263,7 @@ async function main(): Promise<void> {
       // CPU time of this process (the job's thread and the tracking thread) per engine frame: the
       // engine's own cost, which a loaded machine stretches far less than it stretches wall time.
       const engineCpu: number[] = [];
+      const meterMs: number[] = [];
       for (let r = 0; r < rounds; r++) {
         base.push(
           await timed(() =>
@@ -310,6 +313,7 @@ async function main(): Promise<void> {
                 ...(inThread ? { trackerThread: false } : {}),
                 ...(meshEveryFrame ? { interpolateLandmarks: false } : {}),
                 ...(meshTfjs ? { meshRuntime: 'tfjs' } : {}),
+                ...(meterEvery !== undefined ? { meterEvery: Number(meterEvery) } : {}),
               },
               signal: new AbortController().signal,
               scene,
@@ -317,6 +321,8 @@ async function main(): Promise<void> {
             await encodeFrames(run.frames, encodeSpec, { pool });
             const rep = run.report();
             if (rep.framesWithFace === 0) console.log(`  (${c.name}: no face found)`);
+            const m = rep.meters as { ms?: number } | null | undefined;
+            if (typeof m?.ms === 'number') meterMs.push(m.ms);
           }),
         );
         const cpu = process.cpuUsage(cpu0);
@@ -325,6 +331,12 @@ async function main(): Promise<void> {
       const b = median(base);
       const p = median(pipes);
       const e = median(engine);
+      if (meterMs.length) {
+        const ms = median(meterMs);
+        console.log(
+          `  (${c.name}: the meters took ${ms} ms, ${((ms / (e * 1000)) * 100).toFixed(1)} % of the engine's time)`,
+        );
+      }
       rows.push([
         c.name,
         `${c.width}x${c.height} ${pixelFormat}`,

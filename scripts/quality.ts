@@ -7,12 +7,21 @@
 // mouth shapes per sound (src/engines/cpu/phoneme-quality.ts): opening at p/b/m over the opening at
 // open vowels (aa ae ah aw ay), width at rounded vowels (uw ow w uh) over spread ones (iy ih ey), and
 // the sync score over the frames without lip sounds (p b m f v: there the lips close whatever the
-// loudness, which the plain sync score counts against them).
+// loudness, which the plain sync score counts against them), and closure in silence: the opening above
+// the shut level at the middle of each pause (`sil`).
+// Always: the realism meters (src/engines/cpu/meters.ts: seam at the edge of the re-drawn region,
+// mouth jitter, dark-hole frames), with --reference also the reference's own and the ratios.
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { parsePhonemes, phonemeShapes, syncOutsideLipSounds } from '../src/engines/cpu/phoneme-quality.js';
+import {
+  atSounds,
+  parsePhonemes,
+  phonemeShapes,
+  syncOutsideLipSounds,
+} from '../src/engines/cpu/phoneme-quality.js';
 import {
   loudnessPerFrame,
+  measureMeters,
   measureMouth,
   psnrOutsideLowerFace,
   syncScore,
@@ -43,6 +52,9 @@ const psnr = values.reference ? await psnrOutsideLowerFace(output, values.refere
 const phonemes = values.phonemes ? parsePhonemes(JSON.parse(await readFile(values.phonemes, 'utf8'))) : null;
 const shapes = phonemes ? phonemeShapes(mouth, phonemes, facts.fps) : null;
 const syncOutside = phonemes ? syncOutsideLipSounds(mouth.opening, db, phonemes, facts.fps) : null;
+const closureInSilence =
+  phonemes && shapes ? atSounds(mouth.opening, phonemes, ['sil'], facts.fps, shapes.shutLevel) : null;
+const meters = await measureMeters(output, values.reference ?? null, facts);
 
 const fmt = (v: number, d = 3) => (Number.isFinite(v) ? v.toFixed(d) : String(v));
 if (values.json) {
@@ -55,7 +67,8 @@ if (values.json) {
         ...facts,
         sync,
         psnr,
-        phonemes: shapes && { ...shapes, syncOutsideLipSounds: syncOutside },
+        phonemes: shapes && { ...shapes, syncOutsideLipSounds: syncOutside, closureInSilence },
+        meters,
       },
       null,
       2,
@@ -83,5 +96,23 @@ if (values.json) {
     console.log(
       `rounded width  ${fmt(shapes.widthRatio)} of the spread width (${fmt(rounded.mean)} at ${rounded.count} rounded, ${fmt(spread.mean)} at ${spread.count} spread)`,
     );
+    if (closureInSilence) {
+      console.log(
+        `silence        ${fmt(closureInSilence.mean)} opening above the shut level in ${closureInSilence.count} pauses`,
+      );
+    }
   }
+  const m = meters.output;
+  const vs = (x: number | null) => (x === null ? '' : ` (${fmt(x, 2)} of the reference's)`);
+  const or = (x: number | null, d = 3) => (x === null ? 'n/a' : fmt(x, d));
+  console.log(
+    `seam           ${or(m.seam)} (step at the region's edge over the step around it)${vs(meters.seamVsSource)}`,
+  );
+  console.log(
+    `jitter         ${or(m.jitter, 2)} levels over ${m.jitterPairs} frame pairs${vs(meters.jitterVsSource)}`,
+  );
+  console.log(
+    `dark holes     ${or(m.darkHoleShare)} of ${m.openFrames} open-mouth frames` +
+      (meters.source ? ` (reference ${or(meters.source.darkHoleShare)} of ${meters.source.openFrames})` : ''),
+  );
 }

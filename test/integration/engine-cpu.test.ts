@@ -2,13 +2,15 @@
 // The CPU lip-sync engine end to end on real media: a fixture talking-face clip driven by a different
 // speech file (decoder -> engine -> encoder, as the pipeline runs it), then measured with the quality
 // tools: the mouth must follow the new audio (sync score), everything outside the lower face must stay
-// as it was (PSNR), and silent audio must keep the mouth at the source's closed level.
+// as it was (PSNR), and silent audio must keep the mouth at the source's closed level. The report
+// carries the realism meters.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { normaliseOptions } from '../../src/domain/generation-request.js';
 import type { EngineReport } from '../../src/engines/engine.js';
 import { CpuEngine } from '../../src/engines/cpu/index.js';
+import type { ComparedMeters } from '../../src/engines/cpu/meters.js';
 import {
   loudnessPerFrame,
   measureMouth,
@@ -182,6 +184,23 @@ describe('CPU engine on a fixture face clip', { timeout: 600_000 }, () => {
         (report.mouthAudioCorrelation as number) > 0.6,
         `engine agreement ${report.mouthAudioCorrelation}`,
       );
+      // The realism meters (meters.ts) on one frame pair in 6: frames 0, 6, ..., 96 and the frame
+      // before each; the edge of the re-drawn region is no more visible than the source's own there.
+      const meters = report.meters as ComparedMeters & { everyFrames: number; ms: number };
+      t.diagnostic(`meters ${JSON.stringify(meters)}`);
+      assert.equal(meters.everyFrames, 6);
+      assert.equal(meters.output.frames, 17);
+      assert.equal(meters.source.frames, 17);
+      assert.equal(meters.output.jitterPairs, 16);
+      assert.ok(meters.output.jitter! > 0 && meters.source.jitter! > 0);
+      assert.ok(
+        meters.jitterVsSource! > 0.5 && meters.jitterVsSource! < 3,
+        `jitter x${meters.jitterVsSource}`,
+      );
+      assert.ok(meters.seamVsSource! > 0.9 && meters.seamVsSource! < 1.1, `seam x${meters.seamVsSource}`);
+      assert.ok(meters.output.seam! > 0.3 && meters.output.seam! < 2, `seam ${meters.output.seam}`);
+      assert.ok(meters.output.openFrames > 0, 'the speech opens the mouth in some metered frames');
+      assert.ok(meters.output.darkHoleShare! >= 0 && meters.output.darkHoleShare! <= 1);
 
       const measured = await measureMouth(out);
       const db = await loudnessPerFrame(speech, FPS, measured.opening.length);
@@ -285,7 +304,9 @@ describe('CPU engine on a fixture face clip', { timeout: 600_000 }, () => {
     const collect = async (r: ReturnType<typeof run>) => {
       const out: Buffer[] = [];
       for await (const f of r.frames) out.push(Buffer.from(f));
-      return { out, report: r.report() };
+      // The time the meters took is the one figure that differs from run to run.
+      const report = r.report();
+      return { out, report: { ...report, meters: { ...(report.meters as object), ms: 0 } } };
     };
     const threaded = await collect(run({}));
     const inline = await collect(run({ trackerThread: false }));

@@ -34,11 +34,26 @@ import { changeWeights } from './active-speaker.js';
 import { planSpeaker, type SpeakerPlan, type SpeakerReport } from './speaker-scan.js';
 import { trackInProcess, trackInWorker, warmTrackers, type TrackerStats } from './tracker-thread.js';
 import { pearson } from './stats.js';
+import {
+  MeterStream,
+  compareMeters,
+  cropFrame,
+  outlinePoints,
+  regionOutlineLoop,
+  type FrameView,
+} from './meters.js';
 import { clamped, yuvToRgb, type Rect } from './yuv.js';
 import type { PixelFormat } from '../../media/frames.js';
 
 /** Frames of at least this many pixels travel as yuv420p (see CpuEngine.pixelFormatFor). */
 const YUV_MIN_PIXELS = 1280 * 720;
+
+/**
+ * The realism meters (meters.ts) run on one pair of consecutive frames in this many (the setting
+ * `meterEvery`; 0 turns them off): on every frame they would cost about N % of a 720p job
+ * (docs/engine.md, "Meters").
+ */
+const METER_EVERY = 6;
 
 /** Frames over which the re-drawn mouth fades in and out at the edges of active spans. */
 const SPAN_RAMP_FRAMES = 4;
@@ -149,6 +164,10 @@ export class CpuEngine implements LipsyncEngine {
     let usesPhonemes = false;
     let wideShapes = false;
     let phonemeShare: number | null = null;
+    const meterEvery = Math.round(num(job.settings, 'meterEvery', 0, 1000) ?? METER_EVERY);
+    const outMeters = new MeterStream();
+    const srcMeters = new MeterStream();
+    let meterMs = 0;
 
     /** The mouth's plan (the soundtrack's features and what is said) and, if asked for, the speaker's. */
     async function mouthAndSpeakerPlan(models: FaceModels | null) {
@@ -216,6 +235,17 @@ export class CpuEngine implements LipsyncEngine {
       // yuv420p frames: an rgb24 canvas of the frame's size, valid only where the face is.
       const canvas = job.pixelFormat === 'yuv420p' ? new Uint8Array(width * height * 3) : null;
       let targetCanvas: Uint8Array | null = null;
+      let outline: number[] | null = null;
+      const format = job.pixelFormat === 'yuv420p' ? 'yuv420p' : 'rgb24';
+      const view = (data: Uint8Array): FrameView => ({ data, width, height, format });
+      // The frame before a metered one (source and output, with their landmarks), for the jitter.
+      let before: {
+        t: number;
+        src: FrameView;
+        out: FrameView;
+        srcPts: Float32Array;
+        outPts: Float32Array;
+      } | null = null;
 
       for await (const { frame, obs } of tracked) {
         if (job.signal.aborted) throw job.signal.reason ?? new Error('aborted');
@@ -258,25 +288,67 @@ export class CpuEngine implements LipsyncEngine {
             : closed;
         const geometry = rig.deform(points, params, weight);
         interior.observe(image, width, height, points, geometry.sourceGap, geometry.scale);
-        if (weight <= 0) {
-          yield frame;
-          continue;
+        const metered = meterEvery > 0 && t % meterEvery === 0;
+        const beforeMetered = meterEvery > 0 && (t + 1) % meterEvery === 0;
+        // What the meters keep of the source before it is re-drawn in place: on a metered frame the
+        // region and the rings around its edge, on the frame before it the mouth (for the jitter).
+        const c0 = performance.now();
+        let keep: Rect | null = null;
+        if (metered) {
+          const [x0, y0, x1, y1] = geometry.bounds;
+          const m = 0.35 * geometry.scale + 4;
+          keep = { x0: x0 - m, y0: y0 - m, x1: x1 + m, y1: y1 + m };
+        } else if (beforeMetered) {
+          const a = lipsRegion(points, geometry.scale);
+          const b = lipsRegion(geometry.dst, geometry.scale);
+          keep = {
+            x0: Math.min(a.x0, b.x0),
+            y0: Math.min(a.y0, b.y0),
+            x1: Math.max(a.x1, b.x1),
+            y1: Math.max(a.y1, b.y1),
+          };
         }
-        scratch ??= new Uint8Array(frame.length);
-        if (canvas) {
-          // Plane by plane; only the opening is painted in rgb (on the canvas and a second one).
-          targetCanvas ??= new Uint8Array(canvas.length);
-          warpYuvInPlace(frame, scratch, width, height, geometry, interior.look(), {
-            source: canvas,
-            target: targetCanvas,
-          });
-        } else {
-          warpInPlace(frame, scratch, width, height, geometry, interior.look());
+        const source = keep && cropFrame(view(frame), keep.x0, keep.y0, keep.x1, keep.y1);
+        meterMs += performance.now() - c0;
+        if (weight > 0) {
+          scratch ??= new Uint8Array(frame.length);
+          if (canvas) {
+            // Plane by plane; only the opening is painted in rgb (on the canvas and a second one).
+            targetCanvas ??= new Uint8Array(canvas.length);
+            warpYuvInPlace(frame, scratch, width, height, geometry, interior.look(), {
+              source: canvas,
+              target: targetCanvas,
+            });
+          } else {
+            warpInPlace(frame, scratch, width, height, geometry, interior.look());
+          }
+          framesRedrawn++;
+          if (t < audio.db.length) {
+            rendered.push(geometry.targetGap / geometry.scale);
+            loudness.push(audio.db[t]);
+          }
         }
-        framesRedrawn++;
-        if (t < audio.db.length) {
-          rendered.push(geometry.targetGap / geometry.scale);
-          loudness.push(audio.db[t]);
+        if (source && keep) {
+          // The output's landmarks: the source's, moved where the rig moved them.
+          const outPts = geometry.dst.slice(0, points.length);
+          const m0 = performance.now();
+          if (metered) {
+            outline ??= regionOutlineLoop(rig.topology);
+            const ring = outlinePoints(outline, geometry.src);
+            const prev = before && before.t === t - 1 ? before : null;
+            srcMeters.add(source, points, ring, prev && { frame: prev.src, points: prev.srcPts });
+            outMeters.add(view(frame), outPts, ring, prev && { frame: prev.out, points: prev.outPts });
+          }
+          before = beforeMetered
+            ? {
+                t,
+                src: source,
+                out: weight > 0 ? cropFrame(view(frame), keep.x0, keep.y0, keep.x1, keep.y1) : source,
+                srcPts: Float32Array.from(points),
+                outPts,
+              }
+            : null;
+          meterMs += performance.now() - m0;
         }
         yield frame;
       }
@@ -330,6 +402,16 @@ export class CpuEngine implements LipsyncEngine {
           // The frames' format through the pipes (see pixelFormatFor).
           pixelFormat: job.pixelFormat ?? 'rgb24',
           ...(speaker ? { activeSpeaker: speaker } : {}),
+          // Seam, jitter and dark holes of the output next to the source's own (meters.ts).
+          meters:
+            meterEvery > 0
+              ? {
+                  everyFrames: meterEvery,
+                  ...compareMeters(outMeters.summary(), srcMeters.summary()),
+                  // Time spent measuring (the copies of the frames included).
+                  ms: Math.round(meterMs),
+                }
+              : null,
           warnings: w,
         };
       },

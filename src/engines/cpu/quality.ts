@@ -2,7 +2,8 @@
 //  - sync score: Pearson correlation between the mouth opening measured on the video (with the face
 //    tracker) and the audio's loudness in dB per frame, at the best lag within +-3 frames;
 //  - PSNR outside the lower face against the input video (what the engine must leave alone);
-//  - per frame also the mouth's width, for the phoneme measures (phoneme-quality.ts).
+//  - per frame also the mouth's width, for the phoneme measures (phoneme-quality.ts);
+//  - the realism meters (meters.ts: seam, jitter, dark holes), against the reference's own.
 // Used by scripts/quality.ts, the engine's integration test and the benchmark.
 import { join } from 'node:path';
 import { decodeFrames } from '../../media/frames.js';
@@ -10,7 +11,9 @@ import { runFfmpeg } from '../../media/ffmpeg.js';
 import { probeMedia } from '../../media/probe.js';
 import { withTempDir } from '../../media/tempdir.js';
 import { analyseAudio } from './audio-features.js';
-import { faceModels } from './face-models.js';
+import { faceModels, meshLayout } from './face-models.js';
+import { MeterStream, compareMeters, outlinePoints, regionOutlineLoop, type StreamMeters } from './meters.js';
+import { MouthRig, buildTopology } from './mouth-rig.js';
 import { FaceTracker } from './face-tracker.js';
 import {
   CORNER_OUTER,
@@ -237,4 +240,81 @@ export async function psnrOutsideLowerFace(
     frames,
     coverage: total > 0 ? count / 3 / total : 0,
   };
+}
+
+export interface VideoMeters {
+  output: Omit<StreamMeters, 'seamEdgeSum'>;
+  /** With a reference: the reference's own meters and the output's relative to them. */
+  source: Omit<StreamMeters, 'seamEdgeSum'> | null;
+  seamVsSource: number | null;
+  jitterVsSource: number | null;
+}
+
+/**
+ * The realism meters of a video on every frame (meters.ts): the seam along the outline of the region
+ * the CPU engine re-draws (from each frame's landmarks), the mouth's jitter and the dark-hole frames;
+ * with `referencePath`, the same on the reference (tracked on its own) and the ratios to it.
+ */
+export async function measureMeters(
+  path: string,
+  referencePath: string | null,
+  facts?: VideoFacts,
+  maxFrames?: number,
+): Promise<VideoMeters> {
+  const f = facts ?? (await videoFacts(path));
+  const models = await faceModels();
+  const layout = meshLayout();
+  const rig = new MouthRig(buildTopology(layout.triangulation, layout.uv), { fps: f.fps });
+  const loop = regionOutlineLoop(rig.topology);
+  const still = { open: 0, width: 0, round: 0 };
+  const streams = [path, referencePath]
+    .filter((p): p is string => p !== null)
+    .map((p) => ({
+      frames: decodeFrames({
+        inputArgs: ['-i', p],
+        width: f.width,
+        height: f.height,
+        maxFrames,
+        videoFilter: `fps=${f.fps},scale=${f.width}:${f.height}`,
+      })[Symbol.asyncIterator](),
+      tracker: new FaceTracker(models, f.width, f.height, { fps: f.fps, searchEvery: 1, smooth: false }),
+      meters: new MeterStream(),
+      prev: null as { frame: Uint8Array; points: Float32Array } | null,
+    }));
+  const view = (data: Uint8Array) => ({ data, width: f.width, height: f.height, format: 'rgb24' as const });
+  try {
+    for (;;) {
+      const next = await Promise.all(streams.map((s) => s.frames.next()));
+      if (next.some((n) => n.done)) break;
+      // The outline from the output's landmarks serves both (the region's edge is where the engine
+      // left the picture alone); each stream's mouth is measured with its own landmarks.
+      let ring: Float32Array | null = null;
+      for (let k = 0; k < streams.length; k++) {
+        const s = streams[k];
+        const frame = new Uint8Array(next[k].value as Uint8Array);
+        const obs = await s.tracker.track(frame);
+        if (!obs) {
+          s.prev = null;
+          continue;
+        }
+        const points = Float32Array.from(obs.raw);
+        if (k === 0) ring = outlinePoints(loop, rig.deform(points, still, 0).src);
+        s.meters.add(
+          view(frame),
+          points,
+          ring,
+          s.prev && { frame: view(s.prev.frame), points: s.prev.points },
+        );
+        s.prev = { frame, points };
+      }
+    }
+  } finally {
+    for (const s of streams) await s.frames.return?.(undefined);
+  }
+  const out = streams[0].meters.summary();
+  if (streams.length === 1) {
+    const { seamEdgeSum: _, ...output } = out;
+    return { output, source: null, seamVsSource: null, jitterVsSource: null };
+  }
+  return compareMeters(out, streams[1].meters.summary());
 }

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
 import { LocalSynthesisProvider } from '../../src/speech/local-provider.js';
 import { fixture, runCli } from '../helpers/index.js';
-import { createOwnerAccount, screenshot, startStudio, type Studio } from './support.js';
+import { createOwnerAccount, screenshot, sideBySideCaptions, startStudio, type Studio } from './support.js';
 
 const run = promisify(execFile);
 const SCRIPT = 'Bob bought a blue map by the big boat, and the boat was very blue.';
@@ -138,21 +138,7 @@ describe('studio: dialogue editor', { timeout: 900_000 }, () => {
     assert.ok(['COMPLETED', 'COMPLETED_PARTIAL'].includes(edit.status), edit.status);
 
     // The page compares the edited video with its source.
-    await page.getByLabel('Side by side').check({ timeout: 60_000 });
-    for (const label of ['Result video', 'Source video'])
-      await page.waitForFunction(
-        (l) =>
-          ((
-            (
-              globalThis as unknown as { document: { querySelector(s: string): unknown } }
-            ).document.querySelector(`video[aria-label="${l}"]`) as { readyState: number } | null
-          )?.readyState ?? 0) >= 1,
-        label,
-      );
-    assert.deepEqual(await page.locator('[data-compare=side] figcaption').allTextContents(), [
-      'Source',
-      'Edit',
-    ]);
+    assert.deepEqual(await sideBySideCaptions(page), ['Source', 'Edit']);
     assert.deepEqual(errors, []);
   });
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { englishSpeech, sourceVideo } from '../e2e/dubbing-support.js';
-import { createOwnerAccount, screenshot, startStudio, type Studio } from './support.js';
+import { createOwnerAccount, screenshot, sideBySideCaptions, startStudio, type Studio } from './support.js';
 
 const SCRIPT = 'Hello world. Good morning.';
 const NEW_TEXT = 'Buenas tardes, amigos.';
@@ -184,6 +184,8 @@ describe('studio: dubbing', { timeout: 900_000 }, () => {
       generationId: second,
       regenerated: theirs.map((s: { id: string }) => s.id),
     });
+    // The re-dub's page compares it with the video it dubbed.
+    assert.deepEqual(await sideBySideCaptions(page), ['Source', 'Dub']);
     assert.deepEqual(errors, []);
   });
 });

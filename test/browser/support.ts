@@ -110,3 +110,20 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   // JPEG: the pages hold video frames, which PNG stores at several times the size.
   await page.screenshot({ path: join(dir, `${name}.jpg`), type: 'jpeg', quality: 72 });
 }
+
+/** Shows the generation page's side-by-side compare, waits until both videos have loaded their
+ * metadata, and returns the two captions (source first). */
+export async function sideBySideCaptions(page: Page): Promise<string[]> {
+  await page.getByLabel('Side by side').check({ timeout: 60_000 });
+  for (const label of ['Result video', 'Source video'])
+    await page.waitForFunction(
+      (l) =>
+        ((
+          (
+            globalThis as unknown as { document: { querySelector(s: string): unknown } }
+          ).document.querySelector(`video[aria-label="${l}"]`) as { readyState: number } | null
+        )?.readyState ?? 0) >= 1,
+      label,
+    );
+  return page.locator('[data-compare=side] figcaption').allTextContents();
+}

@@ -86,7 +86,8 @@ function speakerVoices(raw: unknown): Record<string, string> | null {
     bad(f, `${f} must name 1 to ${MAX_DUB_VOICES} speakers`);
   const out: Record<string, string> = {};
   for (const [speaker, id] of entries) {
-    if (!SPEAKER.test(speaker))
+    // A name every object has (__proto__, constructor) would not be stored as a key of its own.
+    if (!SPEAKER.test(speaker) || speaker in Object.prototype)
       bad(f, `${f}: ${JSON.stringify(speaker.slice(0, 100))} is not a speaker label`);
     if (typeof id !== 'string' || id.trim() === '' || id.length > 200)
       bad(`${f}.${speaker}`, `${f}.${speaker} must be the id of a voice (GET /v2/voices)`);

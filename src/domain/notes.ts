@@ -22,11 +22,16 @@ export function noteText(text: string): string {
  * The moment in the output, in whole milliseconds. When the output's duration is known (seconds) the
  * moment must lie within it; before the output exists any moment from 0 is taken.
  */
+const END_TOLERANCE_MS = 100;
+
 export function noteMoment(atMs: number, outputSeconds: number | null): number {
   if (!Number.isInteger(atMs) || atMs < 0)
     throw new AppError('invalid_request', { field: 'atMs', message: 'atMs must be a whole number from 0' });
   if (outputSeconds !== null && outputSeconds > 0) {
     const endMs = Math.round(outputSeconds * 1000);
+    // A player's last frame can sit a little past the stored length (its container's duration):
+    // within a tenth of a second that is the end.
+    if (atMs > endMs && atMs <= endMs + END_TOLERANCE_MS) return endMs;
     if (atMs > endMs)
       throw new AppError('invalid_request', {
         field: 'atMs',

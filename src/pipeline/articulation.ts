@@ -8,7 +8,7 @@ import {
   type ArticulationInput,
   type ArticulationSource,
 } from '../speech/articulation.js';
-import { inOutputTime } from './timeline.js';
+import { inWindowTime } from './timeline.js';
 import { visemeConfidence, type VisemeResult } from '../speech/viseme-model.js';
 
 export type { ArticulationDeps } from '../speech/articulation.js';
@@ -68,11 +68,12 @@ export function articulationReport(
   a: Articulation,
   plan: ConformPlan,
   visemes: VisemeResult | null,
+  window: { startSeconds: number; durationSeconds: number } | null = null,
 ): ArticulationReport {
   // With the viseme model, what is not covered by trusted phones gets the model's lips (its rows are
-  // in output time: it read the conformed audio).
+  // in output time, or a preview's window time: it read the conformed audio, as the spans are put).
   const model = visemes ? (visemes.model ?? 'model') : null;
-  const spans: ArticulationReport['spans'] = inOutputTime(a.spans, plan).map((s) =>
+  const spans: ArticulationReport['spans'] = inWindowTime(a.spans, plan, window).map((s) =>
     visemes && model && s.source === 'acoustic'
       ? {
           ...s,
@@ -92,7 +93,7 @@ export function articulationReport(
     spans: spans.slice(0, REPORTED_SPANS),
     spansTruncated: spans.length > REPORTED_SPANS,
     visemeModel: model,
-    speechSegments: a.speech ? inOutputTime(a.speech, plan).length : null,
+    speechSegments: a.speech ? inWindowTime(a.speech, plan, window).length : null,
     timings: a.timings,
     notes: a.notes,
   };

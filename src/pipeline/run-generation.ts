@@ -356,7 +356,9 @@ export async function runGeneration(
           height: plan.height,
           fps: plan.fps,
           syncMode: plan.syncMode,
-          ...(articulation ? { articulation: articulationReport(articulation, whole.plan, visemes) } : {}),
+          ...(articulation
+            ? { articulation: articulationReport(articulation, whole.plan, visemes, preview) }
+            : {}),
         },
       };
     },

@@ -296,16 +296,16 @@ export class GenerationAdmission {
         message: `A file is ${inputs.maxFileBytes} bytes; the ${org.plan} plan allows ${limits.maxFileBytes}.`,
       });
     }
-    if (inputs.outputSeconds > limits.maxDurationSeconds) {
+    if (inputs.workSeconds > limits.maxDurationSeconds) {
       throw new AppError('generation_plan_duration_exceeded', {
-        message: `The output would last ${inputs.outputSeconds.toFixed(1)} s; the ${org.plan} plan allows ${limits.maxDurationSeconds} s.`,
+        message: `The output would last ${inputs.workSeconds.toFixed(1)} s; the ${org.plan} plan allows ${limits.maxDurationSeconds} s.`,
       });
     }
     checkWorkBudget(org.plan, {
       width: inputs.width,
       height: inputs.height,
       fps: inputs.fps,
-      seconds: inputs.outputSeconds,
+      seconds: inputs.workSeconds,
     });
 
     const now = new Date().toISOString();

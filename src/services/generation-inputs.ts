@@ -236,40 +236,51 @@ export function createInputResolver(config: Config, blobs: BlobStore, assets: As
       // A dub's source speech is the video's own soundtrack: the same blob, fetched once.
       req.dub ? Promise.resolve(null) : preview ? previewAudio(preview) : one(org, req.audio, 'audio', keep),
     ]);
-    if (v.status === 'rejected') throw v.reason;
-    if (a.status === 'rejected') throw a.reason;
-    const visual = v.value;
-    if (req.dub && !visual.probe.audio)
-      throw inaccessible(req.audio.field, 'The video has no soundtrack: a dub needs its speech.');
-    const audio = a.value ?? visual;
-    const videoSeconds = visual.probe.durationSeconds;
-    const audioSeconds = audio.probe.durationSeconds ?? 0;
-    if (audioSeconds <= 0) throw inaccessible(req.audio.field, 'The audio input has no duration.');
-    if (req.video && (!videoSeconds || videoSeconds <= 0))
-      throw inaccessible(req.video.field, 'The video input has no duration.');
-    let plan: ReturnType<typeof planConform>;
+    // What was fetched for this request is stored nowhere else yet: a refusal leaves nothing behind.
+    const fetched = [v, a].flatMap((r) =>
+      r.status === 'fulfilled' && r.value?.source === 'url' && r.value.blobKey ? [r.value.blobKey] : [],
+    );
     try {
-      plan = planConform(conformInput(req, visual.probe, audioSeconds));
-    } catch (e) {
-      if (e instanceof ConformPlanError) {
-        if (e.field.startsWith('segments'))
-          throw new AppError('generation_segments_invalid', { field: e.field, message: e.message });
-        throw new AppError('invalid_request', { field: e.field, message: e.message });
+      if (v.status === 'rejected') throw v.reason;
+      if (a.status === 'rejected') throw a.reason;
+      const visual = v.value;
+      if (req.dub && !visual.probe.audio)
+        throw inaccessible(req.audio.field, 'The video has no soundtrack: a dub needs its speech.');
+      const audio = a.value ?? visual;
+      const videoSeconds = visual.probe.durationSeconds;
+      const audioSeconds = audio.probe.durationSeconds ?? 0;
+      if (audioSeconds <= 0) throw inaccessible(req.audio.field, 'The audio input has no duration.');
+      if (req.video && (!videoSeconds || videoSeconds <= 0))
+        throw inaccessible(req.video.field, 'The video input has no duration.');
+      let plan: ReturnType<typeof planConform>;
+      try {
+        plan = planConform(conformInput(req, visual.probe, audioSeconds));
+      } catch (e) {
+        if (e instanceof ConformPlanError) {
+          if (e.field.startsWith('segments'))
+            throw new AppError('generation_segments_invalid', { field: e.field, message: e.message });
+          throw new AppError('invalid_request', { field: e.field, message: e.message });
+        }
+        throw e;
       }
+      // A preview is priced as its window only (400 when atMs is past the end), but limited as the whole
+      // output: its job still prepares the whole soundtrack and hears the whole recording.
+      const atMs = req.options.preview?.atMs;
+      return {
+        resolved: { [req.video ? 'video' : 'image']: visual, audio },
+        maxFileBytes: Math.max(visual.probe.sizeBytes, audio.probe.sizeBytes),
+        outputSeconds:
+          atMs === undefined
+            ? plan.durationSeconds
+            : previewWindow(atMs, plan.frameCount, plan.fps).durationSeconds,
+        workSeconds: plan.durationSeconds,
+        fps: plan.fps,
+        width: plan.width,
+        height: plan.height,
+      };
+    } catch (e) {
+      await Promise.all(fetched.map((k) => blobs.delete(k).catch(() => undefined)));
       throw e;
     }
-    // A preview renders, and is limited and priced as, its window only (400 when atMs is past the end).
-    const atMs = req.options.preview?.atMs;
-    return {
-      resolved: { [req.video ? 'video' : 'image']: visual, audio },
-      maxFileBytes: Math.max(visual.probe.sizeBytes, audio.probe.sizeBytes),
-      outputSeconds:
-        atMs === undefined
-          ? plan.durationSeconds
-          : previewWindow(atMs, plan.frameCount, plan.fps).durationSeconds,
-      fps: plan.fps,
-      width: plan.width,
-      height: plan.height,
-    };
   };
 }

@@ -46,8 +46,11 @@ export interface ResolvedInputs {
   resolved: Record<string, ResolvedMedia>;
   /** Longest file among the inputs, for the plan's size limit. */
   maxFileBytes: number;
-  /** Expected output length in seconds, for the plan's duration limit. */
+  /** Expected output length in seconds, for the quote and the bill (a preview's window only). */
   outputSeconds: number;
+  /** Length of the output the job works through, for the plan's duration limit and work budget: a
+   * preview still prepares the whole soundtrack and hears the whole recording. */
+  workSeconds: number;
   /** The output's frame rate. */
   fps: number;
   /** The output's frame size. */

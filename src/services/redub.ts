@@ -63,7 +63,7 @@ export async function attachRedub(
       ...(Object.keys(voices).length ? { voices } : {}),
       // Where each unchanged voice was found (a changed one is looked up anew at submit).
       chosenVoices: Object.fromEntries(
-        Object.entries(earlier?.chosenVoices ?? {}).filter(([speaker]) => !(speaker in changed)),
+        Object.entries(earlier?.chosenVoices ?? {}).filter(([speaker]) => !Object.hasOwn(changed, speaker)),
       ),
       transcript: null,
       basedOn: { generationId: ask.generationId, segments: ask.segments, voices: changed },

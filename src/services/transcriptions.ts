@@ -136,7 +136,8 @@ export class TranscriptionService {
         payload: { transcriptionId: t.id, correction: { revision: t.revision, words } },
         payloadVersion: TRANSCRIPTION_CORRECTION_VERSION,
       });
-      if (!job) throw new Error(`transcription ${t.id} has no settled job to reopen`);
+      // Its job has not settled yet (it is finishing the last revision): the transcript is not final.
+      if (!job) throw new AppError('transcription_not_completed', { field: 'id' });
       return true;
     });
     if (!started) throw new AppError('transcription_revision_conflict', { field: 'revision' });

@@ -173,6 +173,28 @@ describe(`generation hardening (${DB})`, { timeout: 300_000 }, () => {
       assert.deepEqual(await inputBlobs(free.organization.id), []);
     });
 
+    test('a preview moment past the end: 400, and no fetched input is left behind', async () => {
+      const free = await createOrgWithKey(t.services, { plan: 'free' });
+      const video = serve(m.video, 'face.mp4');
+      const audio = serve(m.audioShort, 'short.wav');
+      assertError(
+        await postGenerate(t.app, free.owner.headers, {
+          model: 'lipsync-2',
+          input: [
+            { type: 'video', url: video.url },
+            { type: 'audio', url: audio.url },
+          ],
+          options: { preview: { atMs: 3_600_000 } },
+        }),
+        400,
+        'generation_preview_out_of_range',
+      );
+      assert.equal(srv.hits.get(video.path), 1);
+      assert.equal(srv.hits.get(audio.path), 1);
+      assert.equal(await count('generations', free.organization.id), 0);
+      assert.deepEqual(await inputBlobs(free.organization.id), []);
+    });
+
     test('free plan, 1920x1080 at 60 fps for 40 s: 422 maxPixelFrames, and no fetched input is left behind', async () => {
       const free = await createOrgWithKey(t.services, { plan: 'free' });
       const video = serve(m.video, 'face.mp4');

@@ -78,7 +78,7 @@ describe(`generation notes (${process.env.TEST_DATABASE ?? 'sqlite'})`, () => {
   test('bad moments and texts are 400s that name the field', async () => {
     const id = await generation(org);
     const cases: [unknown, string][] = [
-      [{ atMs: 5001, text: 'after the end' }, 'atMs'],
+      [{ atMs: 5101, text: 'after the end' }, 'atMs'],
       [{ atMs: -1, text: 'before the start' }, 'atMs'],
       [{ atMs: 1.5, text: 'half a millisecond' }, 'atMs'],
       [{ atMs: 100, text: '   ' }, 'text'],

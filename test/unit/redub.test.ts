@@ -149,6 +149,8 @@ describe('dubParams.voices', () => {
       [{ targetLang: 'es', voices: ['espeak-es1'] }, 'dubParams.voices'],
       [{ targetLang: 'es', voices: {} }, 'dubParams.voices'],
       [{ targetLang: 'es', voices: { 'a b': 'x' } }, 'dubParams.voices'],
+      [{ targetLang: 'es', voices: JSON.parse('{"__proto__": "espeak-es1"}') }, 'dubParams.voices'],
+      [{ targetLang: 'es', voices: { constructor: 'espeak-es1' } }, 'dubParams.voices'],
       [{ targetLang: 'es', voices: { speaker_1: ' ' } }, 'dubParams.voices.speaker_1'],
       [{ basedOn: id, voices: { speaker_1: 7 } }, 'dubParams.voices.speaker_1'],
       [{ basedOn: id, voices: null }, 'dubParams.segments'],

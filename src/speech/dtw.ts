@@ -29,29 +29,46 @@ function distance(x: Float32Array, i: number, y: Float32Array, j: number, dim: n
 /**
  * The cheapest monotone path between `x` (n frames) and `y` (m frames) of `dim` features each:
  * steps (1, 0), (0, 1) and (1, 1), every visited cell adding its distance. Ties prefer the diagonal.
+ * With `band` (frames), only cells within that distance of the straight line from (0, 0) to
+ * (n - 1, m - 1) are considered (a Sakoe-Chiba band): for sequences already of the same length the
+ * path stays near it, and the table is then a strip rather than the whole square.
  */
-export function dtw(x: Float32Array, y: Float32Array, dim: number): WarpPath {
+export function dtw(x: Float32Array, y: Float32Array, dim: number, band = Infinity): WarpPath {
   if (dim <= 0 || x.length % dim !== 0 || y.length % dim !== 0) throw new Error('frames must be dim wide');
   const n = x.length / dim;
   const m = y.length / dim;
   if (n === 0 || m === 0) throw new Error('dtw needs at least one frame on each side');
-  if (n * m > MAX_DTW_CELLS) throw new Error(`dtw table too large (${n} x ${m} frames)`);
-  const acc = new Float64Array(n * m);
-  // 0: diagonal, 1: from (i - 1, j), 2: from (i, j - 1).
-  const step = new Uint8Array(n * m);
+  // Row i covers columns lo[i]..hi[i]; the strip is at least one row's step wide, so rows connect.
+  const slope = n > 1 ? (m - 1) / (n - 1) : 0;
+  const half = Math.max(band, Math.ceil(slope) + 1);
+  const lo = new Int32Array(n);
+  const hi = new Int32Array(n);
+  const off = new Float64Array(n + 1);
   for (let i = 0; i < n; i++) {
-    for (let j = 0; j < m; j++) {
+    const centre = i * slope;
+    lo[i] = i === 0 ? 0 : Math.max(0, Math.floor(centre - half));
+    hi[i] = i === n - 1 ? m - 1 : Math.min(m - 1, Math.ceil(centre + half));
+    off[i + 1] = off[i] + (hi[i] - lo[i] + 1);
+  }
+  const cells = off[n];
+  if (cells > MAX_DTW_CELLS) throw new Error(`dtw table too large (${n} x ${m} frames)`);
+  const acc = new Float64Array(cells);
+  // 0: diagonal, 1: from (i - 1, j), 2: from (i, j - 1).
+  const step = new Uint8Array(cells);
+  const at = (i: number, j: number) => (j < lo[i] || j > hi[i] ? Infinity : acc[off[i] + j - lo[i]]);
+  for (let i = 0; i < n; i++) {
+    for (let j = lo[i]; j <= hi[i]; j++) {
       const d = distance(x, i, y, j, dim);
-      const c = i * m + j;
+      const c = off[i] + j - lo[i];
       if (i === 0 && j === 0) {
         acc[c] = d;
         continue;
       }
       let best = Infinity;
       let from = 0;
-      if (i > 0 && j > 0) best = acc[c - m - 1];
-      if (i > 0 && acc[c - m] < best) [best, from] = [acc[c - m], 1];
-      if (j > 0 && acc[c - 1] < best) [best, from] = [acc[c - 1], 2];
+      if (i > 0 && j > 0) best = at(i - 1, j - 1);
+      if (i > 0 && at(i - 1, j) < best) [best, from] = [at(i - 1, j), 1];
+      if (j > lo[i] && acc[c - 1] < best) [best, from] = [acc[c - 1], 2];
       acc[c] = best + d;
       step[c] = from;
     }
@@ -62,14 +79,14 @@ export function dtw(x: Float32Array, y: Float32Array, dim: number): WarpPath {
     a.push(i);
     b.push(j);
     if (i === 0 && j === 0) break;
-    const s = step[i * m + j];
+    const s = step[off[i] + j - lo[i]];
     if (s === 0) {
       i--;
       j--;
     } else if (s === 1) i--;
     else j--;
   }
-  return { a: Int32Array.from(a.reverse()), b: Int32Array.from(b.reverse()), cost: acc[n * m - 1] };
+  return { a: Int32Array.from(a.reverse()), b: Int32Array.from(b.reverse()), cost: acc[cells - 1] };
 }
 
 /**

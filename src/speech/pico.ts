@@ -91,7 +91,10 @@ export function mapBoundaries(
 ): number[] {
   const a = alignmentFeatures(ref.samples, ref.sampleRate);
   const b = alignmentFeatures(target.samples, target.sampleRate);
-  const path = dtw(a, b, ALIGN_DIM);
+  // The reference was stretched to the target's length, so the path keeps near the diagonal: a band
+  // of a fifth of the length (at least half a second) bounds the work of long chunks.
+  const frames = Math.max(a.length, b.length) / ALIGN_DIM;
+  const path = dtw(a, b, ALIGN_DIM, Math.max(50, Math.ceil(frames / 5)));
   const toDurationMs = (target.samples.length * 1000) / target.sampleRate;
   const out = warpTimes(boundariesMs, warpPositions(path), {
     hopMs: FRAME_MS,

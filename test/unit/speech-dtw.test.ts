@@ -37,6 +37,25 @@ describe('dtw', () => {
     );
   });
 
+  it('in a band: still corner to corner with finite cost, the same path when it lies inside, and a long strip fits', () => {
+    fc.assert(
+      fc.property(frames(3), frames(3), fc.integer({ min: 0, max: 6 }), (x, y, band) => {
+        const p = dtw(x, y, 3, band);
+        assert.equal(p.a.at(-1), x.length / 3 - 1);
+        assert.equal(p.b.at(-1), y.length / 3 - 1);
+        assert.ok(Number.isFinite(p.cost));
+        const full = dtw(x, y, 3);
+        assert.ok(p.cost >= full.cost - 1e-6, 'a band never finds a cheaper path');
+        if (band >= Math.max(x.length, y.length) / 3) assert.deepEqual(p, full);
+      }),
+    );
+    // 5,000 x 5,000 frames is over the table's limit as a square, not as a strip of 101 frames.
+    const long = Float32Array.from({ length: 5000 }, (_, i) => Math.sin(i / 7));
+    assert.throws(() => dtw(long, long, 1), /too large/);
+    const p = dtw(long, long, 1, 50);
+    assert.deepEqual(Array.from(p.a), Array.from(p.b));
+  });
+
   it('maps a sequence onto itself as the identity', () => {
     fc.assert(
       fc.property(frames(2), (x) => {

@@ -93,7 +93,8 @@ export function Notes({
             Add note
           </button>
         </form>
-        <ol class="notes-list" aria-label="Notes list">
+        {notes && !list.length ? <p class="muted notes-list">No notes yet.</p> : null}
+        <ol class="notes-list" aria-label="Notes list" hidden={!list.length}>
           {list.map((n) => (
             <NoteItem
               key={n.id}
@@ -108,7 +109,6 @@ export function Notes({
               onSaid={setSaid}
             />
           ))}
-          {notes && !list.length ? <li class="muted">No notes yet.</li> : null}
         </ol>
       </div>
       <p role="status" aria-live="polite" class="muted">

@@ -633,6 +633,10 @@ async function chooseVoices(
     talk.set(s.speaker, t);
   }
   const order = [...talk.entries()].sort((a, b) => b[1].ms - a[1].ms);
+  // Pico speaks only when chosen: its slower delivery fit fewer translated sentences into their
+  // source spans than the MBROLA voices (docs/dubbing-voices.md).
+  const matchable = candidates.filter((v) => v.labels?.engine !== 'pico');
+  const pool = matchable.length > 0 ? matchable : candidates;
   const used = new Map<string, number>();
   const chosen = new Map<string, ChosenVoice>();
   for (const [speaker, t] of order) {
@@ -640,7 +644,7 @@ async function chooseVoices(
     await cutSpans(wav, t.spans, sample, signal);
     const m = await measureVoiceProfile(sample, { workDir: dir, signal });
     const pitch = m.voicedSeconds >= 1 ? m.profile.pitchMedianHz : 0;
-    const voice = nearestVoice(candidates, pitch, used);
+    const voice = nearestVoice(pool, pitch, used);
     used.set(voice.providerVoiceId, (used.get(voice.providerVoiceId) ?? 0) + 1);
     chosen.set(speaker, {
       voice: {

@@ -20,13 +20,22 @@ test('npm pack holds bin/lipsync.js and dist/ (migrations included), not src/, t
   });
   const [pack] = JSON.parse(stdout) as [{ files: { path: string }[] }];
   const files = pack.files.map((f) => f.path);
-  for (const needed of ['package.json', 'README.md', 'bin/lipsync.js', 'dist/cli/index.js', 'dist/main.js'])
+  for (const needed of [
+    'package.json',
+    'README.md',
+    'bin/lipsync.js',
+    'dist/cli/index.js',
+    'dist/main.js',
+    'models/articulation-v1.onnx', // the shipped viseme model, used with no download
+  ])
     assert.ok(files.includes(needed), `${needed} is packed`);
   assert.ok(
     files.some((f) => /^dist\/store\/migrations\/0001_\w+\.js$/.test(f)),
     'the migrations are packed',
   );
-  const stray = files.filter((f) => !/^(dist\/|bin\/lipsync\.js$|package\.json$|README\.md$)/.test(f));
+  const stray = files.filter(
+    (f) => !/^(dist\/|bin\/lipsync\.js$|package\.json$|README\.md$|models\/articulation-v1\.onnx$)/.test(f),
+  );
   assert.deepEqual(stray, [], 'nothing else: no src/, test/, docs/, data/ or .npmrc');
 
   const pkg = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8'));
